@@ -1,0 +1,73 @@
+// Shapes shared by the scanner engine, the scan worker and the API. No Fastify imports here.
+
+export type TargetType = 'single_ip' | 'ip_range' | 'cidr' | 'dns_name'
+
+export interface Target {
+  value: string
+  type: TargetType
+}
+
+export type TemplateName = 'quick' | 'standard' | 'full' | 'discovery'
+
+/** How much service detection a template asks for. */
+export type DetectionLevel = 'none' | 'light' | 'full'
+
+export interface Template {
+  name: TemplateName
+  ports: number[]
+  detection: DetectionLevel
+  /** Whether detected products are matched against the NVD index. */
+  nvd: boolean
+}
+
+export type PortState = 'open' | 'closed' | 'filtered'
+
+export interface TlsInfo {
+  protocol?: string
+  subject?: string
+  issuer?: string
+  notBefore?: string
+  notAfter?: string
+  selfSigned?: boolean
+}
+
+/** What service detection learned about one open port. */
+export interface ServiceInfo {
+  /** Protocol name, lower case: ssh, http, https, redis, postgresql, mysql, amqp, mqtt, nats, … or 'unknown'. */
+  service: string
+  product?: string
+  version?: string
+  extraInfo?: string
+  /** Distribution packaging tag seen in the banner, e.g. 'deb12u3' or 'Ubuntu'. */
+  distro?: string
+  /** Raw banner or reply, bounded in size, printable. */
+  banner?: string
+  /** CPE 2.3 formatted strings naming the product (several when NVD lists it under several vendors). */
+  cpe: string[]
+  tls?: TlsInfo
+}
+
+export interface PortResult {
+  port: number
+  protocol: 'tcp'
+  state: PortState
+  service?: ServiceInfo
+}
+
+export interface HostResult {
+  address: string
+  hostnames: string[]
+  up: boolean
+  /** Smoothed connect round-trip time in milliseconds, when measured. */
+  rttMs?: number
+  /** Open and filtered ports (closed ones are only counted). */
+  ports: PortResult[]
+  closedCount: number
+}
+
+export interface ScanProgress {
+  hostsTotal: number
+  hostsDone: number
+  portsTotal: number
+  portsDone: number
+}
