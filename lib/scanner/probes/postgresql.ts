@@ -86,7 +86,9 @@ export function parseServerVersion (raw: string): Pick<ProbeMatch, 'version' | '
 export function parse (reply: Buffer): ProbeMatch | null {
   const msgs = messages(reply)
   if (!msgs.length) return null
-  const first = msgs[0]
+  // Under trust authentication a refused login is AuthenticationOk followed by an error.
+  const error = msgs.find((m) => m.type === 'E')
+  const first = error ?? msgs[0]
   if (first.type === 'R' && first.body.length >= 4) {
     const auth = first.body.readInt32BE(0)
     if (auth === 0) {
