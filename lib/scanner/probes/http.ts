@@ -89,7 +89,7 @@ const SERVER_RULES: ServerRule[] = [
   { re: /^nginx(?:\/([\d.]+))?/i, product: 'nginx' },
   { re: /^openresty(?:\/([\d.]+))?/i, product: 'OpenResty' },
   { re: /^Tengine(?:\/([\d.]+))?/i, product: 'Tengine' },
-  { re: /^Apache-Coyote(?:\/([\d.]+))?/, product: 'Apache Tomcat' },
+  { re: /^Apache-Coyote\b()/, product: 'Apache Tomcat' },
   { re: /^Apache(?:\/([\d.]+))?(?:\s|$)/, product: 'Apache httpd' },
   { re: /^Microsoft-IIS(?:\/([\d.]+))?/, product: 'Microsoft IIS httpd' },
   { re: /^Microsoft-HTTPAPI(?:\/([\d.]+))?/, product: 'Microsoft HTTPAPI httpd' },

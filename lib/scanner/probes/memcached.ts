@@ -11,7 +11,9 @@ export function complete (reply: Buffer): boolean {
 }
 
 export function parse (reply: Buffer): ProbeMatch | null {
-  const line = reply.toString('latin1').split('\r\n')[0]
+  const nl = reply.indexOf('\n')
+  if (nl < 0) return null
+  const line = reply.subarray(0, nl).toString('latin1').replace(/\r$/, '')
   const m = /^VERSION (\d+\.\d+(?:\.\d+)?)(\S*)$/.exec(line)
   if (!m) return null
   return m[2] ? { service: 'memcached', product: 'memcached', version: m[1], extraInfo: m[2].replace(/^[-+]/, '') } : { service: 'memcached', product: 'memcached', version: m[1] }
