@@ -1,0 +1,132 @@
+// Detected product name -> the vendor:product pairs the NVD dictionary files it under, and the
+// CPE 2.3 names built from them.
+//
+// Version rules (the matcher relies on these):
+// - Only the upstream version goes into a CPE. Distribution packaging (`-0+deb12u1`,
+//   `Debian-2+deb12u3`, `-fips`, `(Ubuntu)`) never does: detection keeps it in `distro` and
+//   `extraInfo`, where the matcher uses it to lower confidence (backports).
+// - Where NVD splits a release suffix into the update field, so do we: OpenSSH `9.2p1` is
+//   version `9.2`, update `p1` (NVD files OpenSSH only in this split form); ProFTPD `1.3.5a` is
+//   `1.3.5` + `a`; Jetty `9.4.51.v20230217` is `9.4.51` + `20230217`. OpenSSL keeps its letter
+//   in the version (`1.0.2k`), as NVD writes it.
+// - No version detected: the CPE carries version `*`. That is a product-only name: it says which
+//   product answered, not that every version applies. The matcher must treat a `*` version
+//   from this function as "product only, low confidence", never as a version match.
+
+import { formatCpe } from './cpe'
+
+export interface CpeAlias {
+  vendor: string
+  product: string
+}
+
+interface Entry {
+  /** Detected names (lower case) that map here; the first is the canonical one. */
+  names: string[]
+  targets: CpeAlias[]
+  /** Turn a detected version into the CPE version and update fields. */
+  split?: (version: string) => { version: string, update?: string }
+  part?: 'a' | 'o'
+}
+
+/** `9.2p1` -> `9.2` + `p1`. */
+function splitPatch (v: string): { version: string, update?: string } {
+  const m = /^(\d+(?:\.\d+)*)(p\d+)$/.exec(v)
+  return m ? { version: m[1], update: m[2] } : { version: v }
+}
+
+/** `1.3.5a` -> `1.3.5` + `a`, `1.3.6rc2` -> `1.3.6` + `rc2`. */
+function splitLetter (v: string): { version: string, update?: string } {
+  const m = /^(\d+(?:\.\d+)*)([a-z]+\d*)$/i.exec(v)
+  return m ? { version: m[1], update: m[2].toLowerCase() } : { version: v }
+}
+
+/** `9.4.51.v20230217` -> `9.4.51` + `20230217`. */
+function splitJetty (v: string): { version: string, update?: string } {
+  const m = /^(\d+(?:\.\d+)*)\.v(\d{8})$/.exec(v)
+  return m ? { version: m[1], update: m[2] } : { version: v }
+}
+
+const TABLE: Entry[] = [
+  { names: ['openssh'], targets: [{ vendor: 'openbsd', product: 'openssh' }], split: splitPatch },
+  { names: ['nginx'], targets: [{ vendor: 'f5', product: 'nginx' }, { vendor: 'nginx', product: 'nginx' }] },
+  { names: ['openresty'], targets: [{ vendor: 'openresty', product: 'openresty' }] },
+  { names: ['apache httpd', 'apache', 'apache http server'], targets: [{ vendor: 'apache', product: 'http_server' }] },
+  { names: ['apache tomcat', 'tomcat'], targets: [{ vendor: 'apache', product: 'tomcat' }] },
+  { names: ['jetty'], targets: [{ vendor: 'eclipse', product: 'jetty' }], split: splitJetty },
+  { names: ['microsoft iis httpd', 'microsoft iis', 'iis'], targets: [{ vendor: 'microsoft', product: 'internet_information_services' }] },
+  { names: ['lighttpd'], targets: [{ vendor: 'lighttpd', product: 'lighttpd' }] },
+  { names: ['caddy'], targets: [{ vendor: 'caddyserver', product: 'caddy' }] },
+  { names: ['redis'], targets: [{ vendor: 'redis', product: 'redis' }] },
+  { names: ['mariadb'], targets: [{ vendor: 'mariadb', product: 'mariadb' }] },
+  { names: ['mysql'], targets: [{ vendor: 'oracle', product: 'mysql' }] },
+  { names: ['percona server'], targets: [{ vendor: 'percona', product: 'percona_server' }] },
+  { names: ['postgresql'], targets: [{ vendor: 'postgresql', product: 'postgresql' }] },
+  {
+    names: ['rabbitmq', 'rabbitmq management'],
+    targets: [{ vendor: 'vmware', product: 'rabbitmq' }, { vendor: 'broadcom', product: 'rabbitmq_server' },
+      { vendor: 'pivotal_software', product: 'rabbitmq' }]
+  },
+  { names: ['mosquitto', 'eclipse mosquitto'], targets: [{ vendor: 'eclipse', product: 'mosquitto' }] },
+  { names: ['nats server', 'nats-server', 'nats'], targets: [{ vendor: 'linuxfoundation', product: 'nats-server' }] },
+  { names: ['openssl'], targets: [{ vendor: 'openssl', product: 'openssl' }] },
+  { names: ['exim'], targets: [{ vendor: 'exim', product: 'exim' }] },
+  { names: ['postfix'], targets: [{ vendor: 'postfix', product: 'postfix' }] },
+  { names: ['sendmail'], targets: [{ vendor: 'sendmail', product: 'sendmail' }] },
+  { names: ['dovecot'], targets: [{ vendor: 'dovecot', product: 'dovecot' }] },
+  { names: ['proftpd'], targets: [{ vendor: 'proftpd', product: 'proftpd' }], split: splitLetter },
+  { names: ['vsftpd'], targets: [{ vendor: 'vsftpd_project', product: 'vsftpd' }] },
+  { names: ['pure-ftpd'], targets: [{ vendor: 'pureftpd', product: 'pure-ftpd' }] },
+  { names: ['samba'], targets: [{ vendor: 'samba', product: 'samba' }] },
+  { names: ['memcached'], targets: [{ vendor: 'memcached', product: 'memcached' }] },
+  { names: ['mongodb'], targets: [{ vendor: 'mongodb', product: 'mongodb' }] },
+  { names: ['elasticsearch'], targets: [{ vendor: 'elastic', product: 'elasticsearch' }] },
+  { names: ['dropbear sshd', 'dropbear'], targets: [{ vendor: 'dropbear_ssh_project', product: 'dropbear_ssh' }] },
+  { names: ['libssh'], targets: [{ vendor: 'libssh', product: 'libssh' }] },
+  { names: ['squid http proxy', 'squid'], targets: [{ vendor: 'squid-cache', product: 'squid' }] },
+  { names: ['couchdb'], targets: [{ vendor: 'apache', product: 'couchdb' }] },
+  { names: ['grafana'], targets: [{ vendor: 'grafana', product: 'grafana' }] },
+  { names: ['jenkins'], targets: [{ vendor: 'jenkins', product: 'jenkins' }] },
+  { names: ['influxdb'], targets: [{ vendor: 'influxdata', product: 'influxdb' }] },
+  { names: ['gunicorn'], targets: [{ vendor: 'gunicorn', product: 'gunicorn' }] },
+  { names: ['werkzeug httpd', 'werkzeug'], targets: [{ vendor: 'palletsprojects', product: 'werkzeug' }] }
+]
+
+const BY_NAME = new Map<string, Entry>()
+for (const e of TABLE) for (const n of e.names) BY_NAME.set(n, e)
+
+function key (product: string): string {
+  return product.trim().toLowerCase().replace(/\s+/g, ' ')
+}
+
+/** The NVD vendor:product pairs for a detected product name, or [] when it is not in the table. */
+export function aliasesFor (product: string): CpeAlias[] {
+  return BY_NAME.get(key(product))?.targets ?? []
+}
+
+/**
+ * The upstream part of a detected version: distro and build suffixes cut off at the first
+ * `-`, `+`, `~`, space or parenthesis (`10.11.19-MariaDB-0+deb12u1` -> `10.11.19`,
+ * `1.0.2k-fips` -> `1.0.2k`). Returns undefined when nothing version-like is left.
+ */
+export function upstreamVersion (version: string): string | undefined {
+  const v = version.trim().replace(/^v(?=\d)/i, '').split(/[-+~\s(]/)[0]
+  return /^\d/.test(v) ? v : undefined
+}
+
+/** CPE 2.3 names for a detected product and version; see the header for the version rules. */
+export function cpesFor (product: string, version?: string): string[] {
+  const entry = BY_NAME.get(key(product))
+  if (!entry) return []
+  const upstream = version ? upstreamVersion(version) : undefined
+  const fields: { version: string, update?: string } = upstream
+    ? (entry.split ? entry.split(upstream) : { version: upstream })
+    : { version: '*' }
+  return entry.targets.map((t) => formatCpe({
+    part: entry.part ?? 'a',
+    vendor: t.vendor,
+    product: t.product,
+    version: fields.version,
+    update: fields.update ?? '*'
+  }))
+}

@@ -1,0 +1,195 @@
+// HTTP/1.x: `GET /` and the reply's status line, Server header and body. Products that hide or
+// omit the header still show themselves on their default or error pages.
+
+import { parseRootDocument, parseUnauthorized } from './elasticsearch'
+import { clean, distroTag, joinInfo, type ProbeMatch } from './common'
+
+export const ports = [80, 8080, 8000, 8008, 8081, 8888, 9200, 15672, 5984, 2375, 8086, 8500, 2379, 10250, 3000, 9090]
+
+/** The request line and headers; `Connection: close` so the reply ends with the connection. */
+export function request (host: string, port?: number): Buffer {
+  const h = host.includes(':') ? `[${host}]` : host
+  const hostHeader = port && port !== 80 && port !== 443 ? `${h}:${port}` : h
+  return Buffer.from(`GET / HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: Mozilla/5.0 (compatible; vulnscan)\r\n` +
+    'Accept: */*\r\nConnection: close\r\n\r\n', 'latin1')
+}
+
+export interface HttpResponse {
+  version: string
+  status: number
+  reason: string
+  headers: Map<string, string>
+  body: Buffer
+  /** Whether the whole body (by Content-Length or chunked framing) is present. */
+  bodyComplete: boolean
+}
+
+const MAX_BODY = 32 * 1024
+
+function dechunk (raw: Buffer): { body: Buffer, done: boolean } {
+  const parts: Buffer[] = []
+  let off = 0
+  let size = 0
+  for (;;) {
+    const nl = raw.indexOf('\r\n', off)
+    if (nl < 0) return { body: Buffer.concat(parts), done: false }
+    const n = parseInt(raw.subarray(off, nl).toString('latin1').split(';')[0], 16)
+    if (!Number.isFinite(n) || n < 0) return { body: Buffer.concat(parts), done: true }
+    if (n === 0) return { body: Buffer.concat(parts), done: true }
+    const start = nl + 2
+    parts.push(raw.subarray(start, Math.min(start + n, raw.length)))
+    size += n
+    if (start + n + 2 > raw.length || size >= MAX_BODY) return { body: Buffer.concat(parts), done: size >= MAX_BODY }
+    off = start + n + 2
+  }
+}
+
+/** Parse the status line, headers and (de-chunked) body; null unless the reply is HTTP. */
+export function parseResponse (reply: Buffer): HttpResponse | null {
+  const m = /^HTTP\/(\d\.\d) (\d{3})(?: ([^\r\n]*))?\r?\n/.exec(reply.subarray(0, 256).toString('latin1'))
+  if (!m) return null
+  const headEnd = reply.indexOf('\r\n\r\n')
+  const headText = (headEnd < 0 ? reply : reply.subarray(0, headEnd)).toString('latin1')
+  const headers = new Map<string, string>()
+  for (const line of headText.split('\r\n').slice(1)) {
+    const i = line.indexOf(':')
+    if (i <= 0) continue
+    const name = line.slice(0, i).trim().toLowerCase()
+    const value = line.slice(i + 1).trim()
+    headers.set(name, headers.has(name) ? `${headers.get(name)}, ${value}` : value)
+  }
+  const status = Number(m[2])
+  let body: Buffer = Buffer.alloc(0)
+  let bodyComplete = false
+  if (headEnd >= 0) {
+    const raw = reply.subarray(headEnd + 4)
+    if (/chunked/i.test(headers.get('transfer-encoding') ?? '')) {
+      const d = dechunk(raw)
+      body = d.body
+      bodyComplete = d.done
+    } else {
+      const len = Number(headers.get('content-length'))
+      body = raw.subarray(0, MAX_BODY)
+      bodyComplete = status === 204 || status === 304 || (status >= 100 && status < 200) ||
+        (Number.isFinite(len) && headers.has('content-length') && raw.length >= len) || raw.length >= MAX_BODY
+    }
+  }
+  return { version: m[1], status, reason: m[3] ?? '', headers, body, bodyComplete }
+}
+
+export function complete (reply: Buffer): boolean {
+  const r = parseResponse(reply)
+  return r !== null && r.bodyComplete
+}
+
+interface ServerRule { re: RegExp, product: string }
+
+/** Server header tokens, matched on `name/version`; first match wins. */
+const SERVER_RULES: ServerRule[] = [
+  { re: /^nginx(?:\/([\d.]+))?/i, product: 'nginx' },
+  { re: /^openresty(?:\/([\d.]+))?/i, product: 'OpenResty' },
+  { re: /^Tengine(?:\/([\d.]+))?/i, product: 'Tengine' },
+  { re: /^Apache-Coyote\b()/, product: 'Apache Tomcat' },
+  { re: /^Apache(?:\/([\d.]+))?(?:\s|$)/, product: 'Apache httpd' },
+  { re: /^Microsoft-IIS(?:\/([\d.]+))?/, product: 'Microsoft IIS httpd' },
+  { re: /^Microsoft-HTTPAPI(?:\/([\d.]+))?/, product: 'Microsoft HTTPAPI httpd' },
+  { re: /^lighttpd(?:\/([\d.]+))?/i, product: 'lighttpd' },
+  { re: /^Caddy(?:\/([\d.]+))?/i, product: 'Caddy' },
+  { re: /^Jetty\(([^)]+)\)/, product: 'Jetty' },
+  { re: /^Jetty(?:\/([\w.]+))?/, product: 'Jetty' },
+  { re: /^Kestrel()/, product: 'Kestrel' },
+  { re: /^gunicorn(?:\/([\d.]+))?/i, product: 'gunicorn' },
+  { re: /^Werkzeug(?:\/([\d.]+))?/, product: 'Werkzeug httpd' },
+  { re: /^uvicorn()/, product: 'Uvicorn' },
+  { re: /^Cowboy()/i, product: 'Cowboy httpd' },
+  { re: /^CouchDB(?:\/([\d.]+))?/, product: 'CouchDB' },
+  { re: /^Docker(?:\/([\d.]+))?/, product: 'Docker' },
+  { re: /^Squid(?:\/([\d.]+))?/, product: 'Squid http proxy' },
+  { re: /^envoy()/, product: 'Envoy' },
+  { re: /^MinIO()/, product: 'MinIO' },
+  { re: /^LiteSpeed()/i, product: 'LiteSpeed httpd' },
+  { re: /^Varnish()/, product: 'Varnish' },
+  { re: /^Boa(?:\/([\w.]+))?/, product: 'Boa httpd' },
+  { re: /^mini_httpd(?:\/([\w.]+))?/, product: 'mini_httpd' },
+  { re: /^thttpd(?:\/([\w.]+))?/, product: 'thttpd' },
+  { re: /^GoAhead(?:-Webs|-http)?(?:\/([\w.]+))?/, product: 'GoAhead WebServer' },
+  { re: /^Python\/([\d.]+)/, product: 'Python http.server' },
+  { re: /^SimpleHTTP(?:\/([\d.]+))?/, product: 'Python SimpleHTTPServer' }
+]
+
+/** Default and error pages that name the product when the header does not. */
+const PAGE_RULES: Array<{ re: RegExp, product: string }> = [
+  { re: /Apache Tomcat\/(\d[\w.-]*)/, product: 'Apache Tomcat' },
+  { re: /<center>nginx\/([\d.]+)<\/center>/, product: 'nginx' },
+  { re: /<address>Apache\/([\d.]+)[^<]* Server at /, product: 'Apache httpd' },
+  { re: /Powered by Jetty:\/\/ ?([\w.]+)/, product: 'Jetty' },
+  { re: /<title>RabbitMQ Management<\/title>()/, product: 'RabbitMQ Management' },
+  { re: /<title>IIS Windows Server<\/title>()/, product: 'Microsoft IIS httpd' },
+  { re: /<title>(?:Welcome to nginx!|nginx)<\/title>()/i, product: 'nginx' },
+  { re: /<title>Grafana<\/title>()/, product: 'Grafana' }
+]
+
+function htmlTitle (body: string): string | undefined {
+  const t = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(body)
+  return t ? t[1].trim().replace(/\s+/g, ' ') : undefined
+}
+
+/** Identify the product behind an HTTP response. */
+export function identify (res: HttpResponse): ProbeMatch {
+  const body = res.body.toString('utf8')
+  const es = parseRootDocument(body) ?? parseUnauthorized(res.status, res.headers)
+  if (es) return es
+  const server = res.headers.get('server')
+  const result: ProbeMatch = { service: 'http' }
+  const extra: Array<string | undefined> = []
+  if (server) {
+    for (const rule of SERVER_RULES) {
+      const m = rule.re.exec(server)
+      if (m) {
+        result.product = rule.product
+        if (m[1]) result.version = m[1]
+        const comment = /\(([^)]*)\)/.exec(server.slice(m[0].length))
+        if (comment) extra.push(comment[1])
+        const modules = server.slice(m[0].length).replace(/\([^)]*\)/g, '').trim()
+        if (modules) extra.push(modules)
+        break
+      }
+    }
+    if (!result.product) {
+      const m = /^([A-Za-z][\w.-]*)(?:\/(\d[\w.-]*))?/.exec(server)
+      if (m) {
+        result.product = m[1]
+        if (m[2]) result.version = m[2]
+      }
+    }
+    const tag = distroTag(server)
+    if (tag) result.distro = tag.distro
+  }
+  if (!result.version) {
+    for (const rule of PAGE_RULES) {
+      if (result.product && rule.product !== result.product && !(result.product === 'Cowboy httpd' || result.product === 'Apache Tomcat')) continue
+      const m = rule.re.exec(body)
+      if (m) {
+        result.product = rule.product
+        if (m[1]) result.version = m[1]
+        break
+      }
+    }
+  }
+  const jenkins = res.headers.get('x-jenkins')
+  if (jenkins) { result.product = 'Jenkins'; result.version = jenkins }
+  const influx = res.headers.get('x-influxdb-version')
+  if (influx) { result.product = 'InfluxDB'; result.version = influx.replace(/^v/, '') }
+  const powered = res.headers.get('x-powered-by')
+  if (powered) extra.push(`powered by ${powered}`)
+  const title = htmlTitle(body)
+  if (title) extra.push(`title "${title.slice(0, 80)}"`)
+  extra.push(`status ${res.status}`)
+  result.extraInfo = joinInfo(...extra)
+  return clean(result)
+}
+
+export function parse (reply: Buffer): ProbeMatch | null {
+  const res = parseResponse(reply)
+  return res ? identify(res) : null
+}

@@ -1,0 +1,40 @@
+// POP3 speaks first: `+OK greeting` (RFC 1939).
+
+import { clean, distroTag, firstLine, type ProbeMatch } from './common'
+
+export const ports = [110, 995]
+
+const PRODUCTS: Array<[RegExp, string]> = [
+  [/\bDovecot\b()/, 'Dovecot'],
+  [/\bCourier-POP3\b()/i, 'Courier pop3d'],
+  [/\bCyrus POP3 v?(\d[\w.-]*)/, 'Cyrus pop3d'],
+  [/\bMicrosoft Exchange POP3\b()/, 'Microsoft Exchange pop3d'],
+  [/\bQpopper\b(?: \(version ([\d.]+)\))?/i, 'Qpopper'],
+  [/\bUW POP3 server ([\d.]+\w*)/, 'UW pop3d'],
+  [/\bZimbra POP3\b()/, 'Zimbra pop3d'],
+  [/\bgpop\b()/, 'Gmail pop3d']
+]
+
+export function complete (reply: Buffer): boolean {
+  return firstLine(reply) !== null
+}
+
+export function parse (reply: Buffer): ProbeMatch | null {
+  const line = firstLine(reply)
+  if (line === null || !/^\+OK\b/.test(line)) return null
+  // Redis-compatible and other servers also answer `+OK`; POP3 greets with words after it.
+  if (line.trim() === '+OK') return null
+  const text = line.slice(3).trim()
+  const result: ProbeMatch = { service: 'pop3' }
+  for (const [re, product] of PRODUCTS) {
+    const m = re.exec(text)
+    if (m) {
+      result.product = product
+      if (m[1]) result.version = m[1]
+      break
+    }
+  }
+  const tag = distroTag(text)
+  if (tag) result.distro = tag.distro
+  return clean(result)
+}

@@ -1,0 +1,316 @@
+// Scan targets: validation (the API's 400s), scope (allow/deny lists of CIDRs) and expansion into
+// host addresses. Address arithmetic is done on BigInts so IPv4 and IPv6 share one code path.
+
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import type { Target } from './types'
+
+export interface ExpandedHost {
+  address: string
+  hostnames: string[]
+}
+
+export interface ExcludedAddress {
+  address: string
+  reason: string
+}
+
+interface Block {
+  text: string
+  family: 4 | 6
+  start: bigint
+  end: bigint
+}
+
+type Addr = ipaddr.IPv4 | ipaddr.IPv6
+
+const MAX_TARGET_LENGTH = 300
+
+function familyOf (a: Addr): 4 | 6 {
+  return a.kind() === 'ipv4' ? 4 : 6
+}
+
+/** Parse an IP literal; IPv4-mapped IPv6 addresses become IPv4 (that is where the packets go). */
+function parseAddress (text: string): Addr | null {
+  if (isIP(text) === 0) return null
+  try {
+    const a = ipaddr.parse(text)
+    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) return (a as ipaddr.IPv6).toIPv4Address()
+    return a
+  } catch {
+    return null
+  }
+}
+
+function toBigInt (a: Addr): bigint {
+  let n = 0n
+  for (const b of a.toByteArray()) n = (n << 8n) | BigInt(b)
+  return n
+}
+
+function fromBigInt (n: bigint, family: 4 | 6): string {
+  const len = family === 4 ? 4 : 16
+  const bytes = new Array<number>(len)
+  for (let i = len - 1; i >= 0; i--) {
+    bytes[i] = Number(n & 0xffn)
+    n >>= 8n
+  }
+  return ipaddr.fromByteArray(bytes).toString()
+}
+
+function canonical (a: Addr): string {
+  return a.toString()
+}
+
+interface Span {
+  family: 4 | 6
+  start: bigint
+  end: bigint
+  /** How the target names its block in messages, e.g. "cidr /8" or "range". */
+  label: string
+}
+
+function invalidAddress (text: string): string {
+  return `'${text}' is not a valid IPv4 or IPv6 address`
+}
+
+/** The address span a literal target covers, or an error message. */
+function spanOf (target: Target): Span | string {
+  const value = target.value
+  if (target.type === 'single_ip') {
+    const a = parseAddress(value)
+    if (a === null) return invalidAddress(value)
+    const n = toBigInt(a)
+    return { family: familyOf(a), start: n, end: n, label: 'address' }
+  }
+  if (target.type === 'ip_range') {
+    const parts = value.split('-')
+    if (parts.length !== 2) return `'${value}' is not a range of the form a.b.c.d-a.b.c.e`
+    const [s, e] = parts.map((p) => p.trim())
+    const a = parseAddress(s)
+    if (a === null) return invalidAddress(s)
+    const b = parseAddress(e)
+    if (b === null) return invalidAddress(e)
+    if (familyOf(a) !== familyOf(b)) return `range start ${canonical(a)} and end ${canonical(b)} are not of the same address family`
+    const start = toBigInt(a)
+    const end = toBigInt(b)
+    if (start > end) return `range start ${canonical(a)} is after end ${canonical(b)}`
+    return { family: familyOf(a), start, end, label: 'range' }
+  }
+  if (target.type === 'cidr') {
+    const slash = value.indexOf('/')
+    if (slash < 0) return `'${value}' is not a CIDR block (address/prefix)`
+    const addrText = value.slice(0, slash)
+    const prefixText = value.slice(slash + 1)
+    const a = parseAddress(addrText)
+    if (a === null) return invalidAddress(addrText)
+    // A mapped IPv6 block was turned into IPv4 above; its prefix counts from the IPv4 part.
+    const bits = familyOf(a) === 4 ? 32 : 128
+    const offset = isIP(addrText) === 6 && familyOf(a) === 4 ? 96 : 0
+    if (!/^\d{1,3}$/.test(prefixText)) return `'${prefixText}' is not a prefix length`
+    const prefix = Number(prefixText) - offset
+    if (prefix < 0 || prefix > bits) return `prefix /${prefixText} is out of range for ${familyOf(a) === 4 ? 'IPv4' : 'IPv6'}`
+    const size = 1n << BigInt(bits - prefix)
+    const start = toBigInt(a) & ~(size - 1n)
+    return { family: familyOf(a), start, end: start + size - 1n, label: `cidr /${prefixText}` }
+  }
+  return `unknown target type '${String(target.type)}'`
+}
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i
+
+/** RFC 1123 host name check; a trailing dot is allowed, an all-numeric last label is not. */
+export function isHostName (name: string): boolean {
+  const n = name.endsWith('.') ? name.slice(0, -1) : name
+  if (n.length === 0 || n.length > 253) return false
+  const labels = n.split('.')
+  if (!labels.every((l) => LABEL.test(l))) return false
+  return !/^\d+$/.test(labels[labels.length - 1])
+}
+
+/**
+ * Check one target without side effects (no DNS). Returns a message naming the problem, or null.
+ * The caller prefixes where the target sits (e.g. `targets[0].value: `).
+ */
+export function validateTarget (target: Target, opts: { maxHosts: number }): string | null {
+  if (typeof target?.value !== 'string') return 'the target value must be a string'
+  if (target.value.length === 0) return 'the target value is empty'
+  if (target.value.length > MAX_TARGET_LENGTH) return `the target value is longer than ${MAX_TARGET_LENGTH} characters`
+  if (target.type === 'dns_name') {
+    if (isIP(target.value) !== 0) return `'${target.value}' is an IP address, not a host name (use type single_ip)`
+    return isHostName(target.value) ? null : `'${target.value}' is not a valid host name`
+  }
+  const span = spanOf(target)
+  if (typeof span === 'string') return span
+  const count = span.end - span.start + 1n
+  if (count > BigInt(opts.maxHosts)) {
+    return `${span.label} covers ${count} hosts, more than the limit of ${opts.maxHosts}`
+  }
+  return null
+}
+
+function splitList (list: string | string[]): string[] {
+  const items = Array.isArray(list) ? list : [list]
+  return items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+}
+
+function parseBlock (text: string): Block {
+  const target: Target = text.includes('/') ? { type: 'cidr', value: text } : { type: 'single_ip', value: text }
+  const span = spanOf(target)
+  if (typeof span === 'string') throw new Error(`scope entry '${text}': ${span}`)
+  return { text, family: span.family, start: span.start, end: span.end }
+}
+
+/** Where scanning is allowed: an allow list (empty: everything) minus a deny list that always wins. */
+export class Scope {
+  readonly allow: readonly string[]
+  readonly deny: readonly string[]
+  private readonly allowBlocks: Block[]
+  private readonly denyBlocks: Block[]
+  private readonly allowList = new BlockList()
+  private readonly denyList = new BlockList()
+
+  constructor (allowBlocks: Block[], denyBlocks: Block[]) {
+    this.allowBlocks = allowBlocks
+    this.denyBlocks = denyBlocks
+    this.allow = allowBlocks.map((b) => b.text)
+    this.deny = denyBlocks.map((b) => b.text)
+    for (const [blocks, list] of [[allowBlocks, this.allowList], [denyBlocks, this.denyList]] as const) {
+      for (const b of blocks) {
+        const prefix = (b.family === 4 ? 32 : 128) - (b.end - b.start + 1n).toString(2).length + 1
+        list.addSubnet(fromBigInt(b.start, b.family), prefix, b.family === 4 ? 'ipv4' : 'ipv6')
+      }
+    }
+  }
+
+  allows (address: string): boolean {
+    return this.refusal(address) === null
+  }
+
+  /** Why `address` may not be scanned, or null when it may. */
+  refusal (address: string): string | null {
+    const a = parseAddress(address)
+    if (a === null) return invalidAddress(address)
+    const text = canonical(a)
+    const family = familyOf(a) === 4 ? 'ipv4' : 'ipv6'
+    if (this.denyList.check(text, family)) {
+      const n = toBigInt(a)
+      const block = this.denyBlocks.find((b) => b.family === familyOf(a) && b.start <= n && n <= b.end)
+      return `${text} is in the denied block ${block?.text ?? ''}`.trimEnd()
+    }
+    if (this.allowBlocks.length > 0 && !this.allowList.check(text, family)) return `${text} is outside the allowed scope`
+    return null
+  }
+
+  /** Why a literal span may not be scanned: the denied block it touches or where it leaves the allow list. */
+  spanRefusal (span: Span, what: string): string | null {
+    const single = span.start === span.end
+    for (const d of this.denyBlocks) {
+      if (d.family === span.family && d.start <= span.end && span.start <= d.end) {
+        return single ? `${what} is in the denied block ${d.text}` : `${what} overlaps the denied block ${d.text}`
+      }
+    }
+    if (this.allowBlocks.length === 0) return null
+    // Walk the span across the allow blocks in address order; the first address not covered is named.
+    const allowed = this.allowBlocks.filter((b) => b.family === span.family)
+      .sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))
+    let cursor = span.start
+    for (const b of allowed) {
+      if (b.start > cursor) break
+      if (b.end >= cursor) cursor = b.end + 1n
+      if (cursor > span.end) return null
+    }
+    return single ? `${what} is outside the allowed scope` : `${what} leaves the allowed scope at ${fromBigInt(cursor, span.family)}`
+  }
+}
+
+/**
+ * Build a scope from allow and deny lists (comma-separated CIDRs or single addresses). An empty allow
+ * list allows everything; a denied block always wins. Throws on a malformed entry.
+ */
+export function parseScope (allow: string | string[], deny: string | string[]): Scope {
+  return new Scope(splitList(allow).map(parseBlock), splitList(deny).map(parseBlock))
+}
+
+/**
+ * For literal targets (single_ip, ip_range, cidr): why the target may not be scanned under `scope`,
+ * naming the denied block it touches or the part that leaves the allow list; null when it may.
+ * Host names are checked after resolution (expandTargets).
+ */
+export function scopeError (target: Target, scope: Scope): string | null {
+  if (target.type === 'dns_name') return null
+  const span = spanOf(target)
+  if (typeof span === 'string') return span
+  const what = span.start === span.end ? fromBigInt(span.start, span.family) : target.value
+  return scope.spanRefusal(span, what)
+}
+
+async function defaultResolve (name: string): Promise<string[]> {
+  const records = await lookup(name, { all: true, verbatim: true })
+  return records.map((r) => r.address)
+}
+
+/**
+ * Expand targets into hosts: one entry per address (host names merged), in first-seen order.
+ * Addresses outside the scope are listed in `excluded`, not scanned. Throws an Error when a target is
+ * invalid, when a name does not resolve, or when more than `maxHosts` addresses remain.
+ */
+export async function expandTargets (
+  targets: Target[],
+  opts: { maxHosts: number, scope: Scope, resolve?: (name: string) => Promise<string[]> }
+): Promise<{ hosts: ExpandedHost[], excluded: ExcludedAddress[] }> {
+  const resolve = opts.resolve ?? defaultResolve
+  const hosts = new Map<string, ExpandedHost>()
+  const excluded = new Map<string, ExcludedAddress>()
+  const add = (address: string, hostname?: string): void => {
+    const reason = opts.scope.refusal(address)
+    if (reason !== null) {
+      if (!excluded.has(address)) excluded.set(address, { address, reason })
+      return
+    }
+    let h = hosts.get(address)
+    if (h === undefined) {
+      if (hosts.size >= opts.maxHosts) {
+        throw new Error(`the targets expand to more than the limit of ${opts.maxHosts} hosts`)
+      }
+      h = { address, hostnames: [] }
+      hosts.set(address, h)
+    }
+    if (hostname !== undefined && !h.hostnames.includes(hostname)) h.hostnames.push(hostname)
+  }
+
+  for (const t of targets) {
+    const problem = validateTarget(t, { maxHosts: opts.maxHosts })
+    if (problem !== null) throw new Error(`${t?.value}: ${problem}`)
+    if (t.type === 'dns_name') {
+      const name = t.value.toLowerCase().replace(/\.$/, '')
+      let addresses: string[]
+      try {
+        addresses = await resolve(name)
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message
+        throw new Error(`${t.value}: the name does not resolve (${code})`)
+      }
+      const parsed = addresses.map(parseAddress).filter((a): a is Addr => a !== null)
+      if (parsed.length === 0) throw new Error(`${t.value}: the name does not resolve to any address`)
+      for (const a of parsed) add(canonical(a), name)
+      continue
+    }
+    const span = spanOf(t) as Span
+    for (let n = span.start; n <= span.end; n++) add(fromBigInt(n, span.family))
+  }
+  return { hosts: [...hosts.values()], excluded: [...excluded.values()] }
+}
+
+/** Guess a target's type from its syntax (for the CLI): address, a-b range, CIDR, else host name. */
+export function inferTarget (value: string): Target {
+  const v = value.trim()
+  if (v.includes('/')) return { type: 'cidr', value: v }
+  if (isIP(v) !== 0) return { type: 'single_ip', value: v }
+  if (v.includes('-')) {
+    const [a, b] = v.split('-')
+    if (isIP(a?.trim() ?? '') !== 0 || isIP(b?.trim() ?? '') !== 0) return { type: 'ip_range', value: v }
+  }
+  return { type: 'dns_name', value: v }
+}

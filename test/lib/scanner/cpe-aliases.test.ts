@@ -1,0 +1,76 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { test } from 'tap'
+import { aliasesFor, cpesFor, upstreamVersion } from '../../../lib/scanner/cpe-aliases'
+import { parseCpe } from '../../../lib/scanner/cpe'
+
+test('products named in the brief map to their NVD vendor:product', async (t) => {
+  const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)
+  t.same(pairs('nginx'), ['f5:nginx', 'nginx:nginx'])
+  t.same(pairs('Redis'), ['redis:redis'])
+  t.same(pairs('OpenSSH'), ['openbsd:openssh'])
+  t.same(pairs('Apache httpd'), ['apache:http_server'])
+  t.same(pairs('MariaDB'), ['mariadb:mariadb'])
+  t.same(pairs('MySQL'), ['oracle:mysql'])
+  t.same(pairs('PostgreSQL'), ['postgresql:postgresql'])
+  t.same(pairs('RabbitMQ').slice(0, 2), ['vmware:rabbitmq', 'broadcom:rabbitmq_server'])
+  t.same(pairs('Mosquitto'), ['eclipse:mosquitto'])
+  t.same(pairs('NATS Server'), ['linuxfoundation:nats-server'])
+  t.same(pairs('OpenSSL'), ['openssl:openssl'])
+  t.same(pairs('Exim'), ['exim:exim'])
+  t.same(pairs('ProFTPD'), ['proftpd:proftpd'])
+  t.same(pairs('vsftpd'), ['vsftpd_project:vsftpd'])
+  t.same(pairs('Microsoft IIS httpd'), ['microsoft:internet_information_services'])
+  t.same(pairs('Samba'), ['samba:samba'])
+  t.same(pairs('memcached'), ['memcached:memcached'])
+  t.same(pairs('MongoDB'), ['mongodb:mongodb'])
+  t.same(pairs('Elasticsearch'), ['elastic:elasticsearch'])
+  t.same(pairs('lighttpd'), ['lighttpd:lighttpd'])
+  t.same(pairs('Postfix'), ['postfix:postfix'])
+  t.same(pairs('Dovecot'), ['dovecot:dovecot'])
+  t.same(pairs('Some Unknown Thing'), [])
+})
+
+test('OpenSSH uses the NVD split form', async (t) => {
+  t.same(cpesFor('OpenSSH', '9.2p1'), ['cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*'])
+  t.same(cpesFor('OpenSSH', '9.8'), ['cpe:2.3:a:openbsd:openssh:9.8:*:*:*:*:*:*:*'])
+})
+
+test('versions lose distro suffixes; other split forms', async (t) => {
+  t.same(cpesFor('MariaDB', '10.11.19'), ['cpe:2.3:a:mariadb:mariadb:10.11.19:*:*:*:*:*:*:*'])
+  t.same(cpesFor('PostgreSQL', '15.20 (Debian 15.20-0+deb12u1)'), ['cpe:2.3:a:postgresql:postgresql:15.20:*:*:*:*:*:*:*'])
+  t.same(cpesFor('OpenSSL', '1.0.2k-fips'), ['cpe:2.3:a:openssl:openssl:1.0.2k:*:*:*:*:*:*:*'])
+  t.same(cpesFor('ProFTPD', '1.3.5a'), ['cpe:2.3:a:proftpd:proftpd:1.3.5:a:*:*:*:*:*:*'])
+  t.same(cpesFor('Jetty', '9.4.51.v20230217'), ['cpe:2.3:a:eclipse:jetty:9.4.51:20230217:*:*:*:*:*:*'])
+  t.same(cpesFor('nginx', '1.22.1'), ['cpe:2.3:a:f5:nginx:1.22.1:*:*:*:*:*:*:*', 'cpe:2.3:a:nginx:nginx:1.22.1:*:*:*:*:*:*:*'])
+  t.equal(upstreamVersion('v2.9.10'), '2.9.10')
+  t.equal(upstreamVersion('unknown'), undefined)
+})
+
+test('no version: a product-only name with version *', async (t) => {
+  t.same(cpesFor('Redis'), ['cpe:2.3:a:redis:redis:*:*:*:*:*:*:*:*'])
+  t.same(cpesFor('Redis', 'garbage'), ['cpe:2.3:a:redis:redis:*:*:*:*:*:*:*:*'])
+  t.same(cpesFor('Nothing We Know', '1.0'), [])
+})
+
+test('every alias vendor:product that the NVD fixtures use is written exactly as NVD writes it', async (t) => {
+  const dir = path.join(__dirname, '../../fixtures/nvd/cves')
+  const seen = new Set<string>()
+  for (const f of fs.readdirSync(dir)) {
+    for (const m of fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/"criteria":\s*"(cpe:2\.3:[^"]+)"/g)) {
+      const c = parseCpe(m[1])
+      if (c) seen.add(`${c.vendor}:${c.product}`)
+    }
+  }
+  for (const product of ['OpenSSH', 'nginx', 'Redis', 'Apache httpd', 'MariaDB', 'MySQL', 'PostgreSQL', 'Mosquitto', 'NATS Server', 'OpenSSL', 'Exim', 'ProFTPD', 'vsftpd', 'Samba']) {
+    const hit = aliasesFor(product).some((a) => seen.has(`${a.vendor}:${a.product}`))
+    t.ok(hit, `${product} appears in the NVD fixtures under one of its aliases`)
+  }
+  t.ok(seen.has('vmware:rabbitmq') && seen.has('broadcom:rabbitmq_server'), 'both RabbitMQ vendors are real NVD names')
+})
+
+test('every generated name parses back', async (t) => {
+  for (const [p, v] of [['OpenSSH', '9.2p1'], ['Apache httpd', '2.4.57'], ['RabbitMQ', '3.10.8'], ['NATS Server', '2.9.10']]) {
+    for (const cpe of cpesFor(p, v)) t.ok(parseCpe(cpe), cpe)
+  }
+})

@@ -1,0 +1,72 @@
+import { test } from 'tap'
+import { complete, parse, parseResponse, request } from '../../../../lib/scanner/probes/http'
+
+const b = (s: string): Buffer => Buffer.from(s, 'latin1')
+const reply = (headers: string, body = ''): Buffer =>
+  b(`HTTP/1.1 200 OK\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+
+test('request carries Host (IPv6 bracketed, port when not default) and asks to close', async (t) => {
+  t.match(request('example.com', 80).toString(), /^GET \/ HTTP\/1\.1\r\nHost: example\.com\r\n/)
+  t.match(request('::1', 8080).toString(), /Host: \[::1\]:8080\r\n/)
+  t.match(request('10.0.0.1', 8080).toString(), /Connection: close\r\n\r\n$/)
+})
+
+test('Server header products', async (t) => {
+  t.same(parse(reply('Server: nginx/1.22.1\r\n')), { service: 'http', product: 'nginx', version: '1.22.1', extraInfo: 'status 200' })
+  t.same(parse(reply('Server: Apache/2.4.57 (Debian)\r\n')),
+    { service: 'http', product: 'Apache httpd', version: '2.4.57', distro: 'Debian', extraInfo: 'Debian; status 200' })
+  t.match(parse(reply('Server: Apache/2.4.6 (CentOS) OpenSSL/1.0.2k-fips PHP/7.4.33\r\n')),
+    { product: 'Apache httpd', version: '2.4.6', distro: 'CentOS', extraInfo: 'CentOS; OpenSSL/1.0.2k-fips PHP/7.4.33; status 200' })
+  t.match(parse(reply('Server: Microsoft-IIS/10.0\r\nX-Powered-By: ASP.NET\r\n')), { product: 'Microsoft IIS httpd', version: '10.0', extraInfo: 'powered by ASP.NET; status 200' })
+  t.match(parse(reply('Server: lighttpd/1.4.69\r\n')), { product: 'lighttpd', version: '1.4.69' })
+  t.match(parse(reply('Server: Caddy\r\n')), { product: 'Caddy' })
+  t.match(parse(reply('Server: Jetty(9.4.51.v20230217)\r\n')), { product: 'Jetty', version: '9.4.51.v20230217' })
+  t.match(parse(reply('Server: openresty/1.21.4.1\r\n')), { product: 'OpenResty', version: '1.21.4.1' })
+  t.match(parse(reply('Server: SomeThing/3.2\r\n')), { product: 'SomeThing', version: '3.2' })
+})
+
+test('product pages when the header says little', async (t) => {
+  const tomcat = '<!doctype html><html lang="en"><head><title>HTTP Status 404 – Not Found</title></head><body><h1>HTTP Status 404 – Not Found</h1><hr class="line" /><h3>Apache Tomcat/9.0.83</h3></body></html>'
+  t.match(parse(reply('', tomcat)), { product: 'Apache Tomcat', version: '9.0.83' })
+  t.match(parse(reply('Server: Apache-Coyote/1.1\r\n', tomcat)), { product: 'Apache Tomcat', version: '9.0.83' })
+  const nginx404 = '<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.18.0</center>\r\n</body>\r\n</html>\r\n'
+  t.match(parse(b(`HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: ${nginx404.length}\r\n\r\n${nginx404}`)),
+    { product: 'nginx', version: '1.18.0', extraInfo: 'title "404 Not Found"; status 404' })
+  const apache = '<hr>\n<address>Apache/2.4.41 (Ubuntu) Server at 10.0.0.5 Port 80</address>\n</body></html>\n'
+  t.match(parse(reply('', apache)), { product: 'Apache httpd', version: '2.4.41' })
+  t.match(parse(reply('Server: Jetty\r\n', '<hr/><a href="https://eclipse.org/jetty">Powered by Jetty:// 10.0.18</a><hr/>')), { product: 'Jetty', version: '10.0.18' })
+  t.match(parse(reply('Server: Cowboy\r\n', '<!doctype html><html><head><title>RabbitMQ Management</title>')), { product: 'RabbitMQ Management' })
+  t.match(parse(reply('', '<title>IIS Windows Server</title>')), { product: 'Microsoft IIS httpd' })
+})
+
+test('Elasticsearch root document and a secured cluster', async (t) => {
+  const doc = JSON.stringify({
+    name: 'node-1', cluster_name: 'elasticsearch', cluster_uuid: 'k8f3rA1oQ9yGgk1S8zQ0Aw',
+    version: { number: '8.11.1', build_flavor: 'default', build_type: 'docker', build_hash: '6f9ff581fbcde658e6f69d6ce03050f060d1fd0c', build_date: '2023-11-11T10:05:59.421038163Z', build_snapshot: false, lucene_version: '9.8.0', minimum_wire_compatibility_version: '7.17.0', minimum_index_compatibility_version: '7.0.0' },
+    tagline: 'You Know, for Search'
+  }, null, 2)
+  t.same(parse(reply('X-elastic-product: Elasticsearch\r\ncontent-type: application/json\r\n', doc)),
+    { service: 'http', product: 'Elasticsearch', version: '8.11.1', extraInfo: 'cluster elasticsearch; Lucene 9.8.0; flavor default; no authentication required' })
+  const os = JSON.stringify({ name: 'n', cluster_name: 'c', version: { distribution: 'opensearch', number: '2.11.0', lucene_version: '9.7.0' }, tagline: 'The OpenSearch Project: https://opensearch.org/' })
+  t.match(parse(reply('', os)), { product: 'OpenSearch', version: '2.11.0' })
+  const unauth = b('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="security" charset="UTF-8"\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+  t.same(parse(unauth), { service: 'http', product: 'Elasticsearch', extraInfo: 'authentication required' })
+})
+
+test('framing: Content-Length, chunked, bodiless statuses', async (t) => {
+  const partial = b('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc')
+  t.notOk(complete(partial))
+  t.ok(complete(b('HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc')))
+  const chunked = b('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n<titl\r\nf\r\ne>Hello</title>\r\n0\r\n\r\n')
+  t.ok(complete(chunked))
+  t.equal(parseResponse(chunked)?.body.toString(), '<title>Hello</title>')
+  t.notOk(complete(b('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab')))
+  t.ok(complete(b('HTTP/1.1 304 Not Modified\r\nServer: nginx\r\n\r\n')))
+  t.notOk(complete(b('HTTP/1.1 200 OK\r\nServer: ngi')), 'headers not finished')
+})
+
+test('not HTTP', async (t) => {
+  t.equal(parse(b('SSH-2.0-OpenSSH_9.2p1\r\n')), null)
+  t.equal(parse(b('HTTP/9 what')), null)
+  t.equal(parse(Buffer.from([0x15, 3, 1, 0, 2, 2, 0x46])), null)
+})
