@@ -102,6 +102,9 @@ async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
     })
   })
 
+  // The API speaks JSON only: a text/plain body is a 415, not a string that fails validation.
+  fastify.removeContentTypeParser('text/plain')
+
   fastify.setNotFoundHandler(function notFound (request, reply) {
     return reply.code(404).send({ error: `Route ${request.method} ${request.url.split('?')[0]} not found`, code: 'VULNSCAN_NOT_FOUND' })
   })

@@ -1,0 +1,68 @@
+// Scan requests: validation beyond the schema, normalization, and the record written at enqueue time.
+import { createHash, randomUUID } from 'node:crypto'
+import type { Target, TemplateName } from './scanner/types'
+import { parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
+import { parsePortList } from './scanner/ports'
+import type { ScanRecord } from './store/types'
+
+export interface ScanRequestInput {
+  id?: string
+  targets: Target[]
+  options?: { template?: TemplateName, ports?: string }
+  priority?: number
+}
+
+export interface ScanLimits {
+  maxTargets: number
+  maxHosts: number
+  scope: Scope
+}
+
+export function scanLimits (config: { MAX_TARGETS: number, MAX_HOSTS: number, SCAN_ALLOW: string, SCAN_DENY: string }): ScanLimits {
+  return { maxTargets: config.MAX_TARGETS, maxHosts: config.MAX_HOSTS, scope: parseScope(config.SCAN_ALLOW, config.SCAN_DENY) }
+}
+
+/** The first problem with a request the schema accepted, as a sentence naming the field, or null. */
+export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): { message: string, scope: boolean } | null {
+  if (req.targets.length > limits.maxTargets) {
+    return { message: `targets has ${req.targets.length} items, more than the limit of ${limits.maxTargets}`, scope: false }
+  }
+  for (const [i, target] of req.targets.entries()) {
+    const problem = validateTarget(target, { maxHosts: limits.maxHosts })
+    if (problem !== null) return { message: `targets[${i}].value: ${problem}`, scope: false }
+    const outOfScope = scopeError(target, limits.scope)
+    if (outOfScope !== null) return { message: `targets[${i}].value: ${outOfScope}`, scope: true }
+  }
+  if (req.options?.ports !== undefined) {
+    try {
+      parsePortList(req.options.ports)
+    } catch (err) {
+      return { message: `options.ports: ${(err as Error).message}`, scope: false }
+    }
+  }
+  return null
+}
+
+/** The record stored when a scan is accepted; its requestHash recognises a re-post of the same scan. */
+export function newScanRecord (req: ScanRequestInput, createdBy: string, now = new Date()): ScanRecord {
+  const normalized = {
+    targets: req.targets.map((t) => ({ value: t.value, type: t.type })),
+    template: req.options?.template ?? 'quick',
+    ports: req.options?.ports,
+    priority: req.priority ?? 3
+  }
+  return {
+    id: req.id ?? randomUUID(),
+    status: 'queued',
+    ...normalized,
+    requestHash: createHash('sha256').update(JSON.stringify(normalized)).digest('hex'),
+    createdAt: now.toISOString(),
+    progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 },
+    createdBy
+  }
+}
+
+/** What a queue job carries: the scan to plan (expand, split into host batches) or one batch of it. */
+export interface ScanJobData {
+  scanId: string
+}

@@ -1,0 +1,75 @@
+// One contract for both store backends.
+import { test } from 'tap'
+import { Redis } from 'ioredis'
+import { MemoryStore } from '../../../lib/store/memory'
+import { RedisStore } from '../../../lib/store/redis'
+import type { HostRecord, ScanRecord, Store } from '../../../lib/store/types'
+import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
+
+async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Store> {
+  if (backend === 'memory') return new MemoryStore()
+  const redis = new Redis(REDIS_TEST_URL)
+  const prefix = uniquePrefix('store')
+  t.teardown(async () => { await deletePrefix(redis, prefix); redis.disconnect() })
+  return new RedisStore(redis, prefix)
+}
+
+function scan (id: string, at: number, status: ScanRecord['status'] = 'queued'): ScanRecord {
+  return {
+    id, status, targets: [{ value: '10.0.0.1', type: 'single_ip' }], template: 'quick', priority: 3, requestHash: 'h-' + id,
+    createdAt: new Date(at).toISOString(), progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 }, createdBy: 'service'
+  }
+}
+
+function host (address: string, at: number): HostRecord {
+  return {
+    address, hostnames: [], up: true, firstSeen: new Date(at).toISOString(), lastSeen: new Date(at).toISOString(), lastScanId: 's',
+    ports: [{ port: 22, protocol: 'tcp', state: 'open', service: 'ssh', product: 'OpenSSH', version: '9.2p1' }], findingsCount: 0, maxSeverity: null
+  }
+}
+
+test('store contract', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const store = await open(t, backend)
+      await store.ping()
+
+      const first = await store.createScan(scan('a', 1000))
+      t.equal(first.created, true)
+      const dup = await store.createScan({ ...scan('a', 2000), requestHash: 'other' })
+      t.equal(dup.created, false, 'an existing id is not overwritten')
+      t.equal(dup.scan.requestHash, 'h-a', 'and the stored record is returned')
+      await store.createScan(scan('b', 2000))
+      await store.createScan(scan('c', 3000))
+      t.same((await store.listScans({ limit: 10, offset: 0 })).items.map((s) => s.id), ['c', 'b', 'a'])
+      t.same(await store.listScans({ limit: 1, offset: 1 }).then((p) => [p.total, p.items.map((s) => s.id)]), [3, ['b']])
+      t.equal((await store.listScans({ limit: 10, offset: 0, status: 'running' })).total, 0)
+      t.equal(await store.getScan('zz'), null)
+
+      t.same(await store.listHostsJson({ limit: 10, offset: 0 }), { items: [], total: 0 })
+      await store.putHost(host('10.0.0.2', 1000))
+      await store.putHost(host('10.0.0.1', 2000))
+      await store.putHost({ ...host('10.0.0.2', 3000), hostnames: ['two'] })
+      const page = await store.listHostsJson({ limit: 10, offset: 0 })
+      t.equal(page.total, 2, 'one host per address')
+      t.same(page.items.map((j) => JSON.parse(j).address), ['10.0.0.2', '10.0.0.1'], 'most recently seen first')
+      t.same((await store.getHost('10.0.0.2'))?.hostnames, ['two'])
+      t.same((await store.listHostsJson({ limit: 1, offset: 1 })).items.map((j) => JSON.parse(j).address), ['10.0.0.1'])
+
+      const key = { id: 'k1', label: 'ci', prefix: 'vsk_abc', hash: 'f'.repeat(64), createdAt: new Date().toISOString(), lastUsedAt: null, expiresAt: null }
+      await store.createApiKey(key)
+      t.same(await store.findApiKey(key.hash), key)
+      t.equal(await store.findApiKey('0'.repeat(64)), null)
+      await store.touchApiKey(key.hash, '2026-01-01T00:00:00.000Z')
+      t.equal((await store.listApiKeys())[0].lastUsedAt, '2026-01-01T00:00:00.000Z')
+      const expired = { ...key, id: 'k2', hash: 'e'.repeat(64), expiresAt: new Date(Date.now() + 50).toISOString() }
+      await store.createApiKey(expired)
+      await new Promise((resolve) => setTimeout(resolve, 80))
+      t.equal(await store.findApiKey(expired.hash), null, 'an expired key is not found')
+      t.same((await store.listApiKeys()).map((k) => k.id), ['k1'], 'nor listed')
+      t.equal(await store.deleteApiKey('k1'), true)
+      t.equal(await store.deleteApiKey('k1'), false)
+      t.equal(await store.findApiKey(key.hash), null)
+    })
+  }
+})
