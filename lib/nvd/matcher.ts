@@ -26,6 +26,8 @@ export interface CompiledTarget extends TargetCpe {
   label: string
   /** Key of the version alone, null for `*` and `-`. */
   versionOnlyKey: VersionKey | null
+  /** Key of the release without its patch level (9.2 for 9.2 + p1 and for 9.2p1), for bounds that name none. */
+  baseKey: VersionKey | null
 }
 
 export interface CompiledCriterion {
@@ -45,6 +47,8 @@ export interface CompiledCriterion {
   endExcl: VersionKey | null
   /** Bound texts as compared (with the criterion's update appended when it names one). */
   labels: { si?: string, se?: string, ei?: string, ee?: string }
+  /** Per bound, whether it names a patch level or letter release itself (7.2p2, 1.0.1g). */
+  lettered: { si: boolean, se: boolean, ei: boolean, ee: boolean }
   hasRange: boolean
 }
 
@@ -98,12 +102,14 @@ export function compileTarget (cpe: string | TargetCpe): CompiledTarget | null {
   const productOnly = t.version === '*'
   const specific = isSpecific(t.version)
   const label = specific ? t.version + (isSpecific(t.update) ? t.update : '') : t.version
+  const base = isSpecific(t.update) ? t.version : t.version.replace(/(\d)p\d+$/i, '$1')
   return {
     ...t,
     productOnly,
     key: specific ? versionKey(label) : null,
     label,
-    versionOnlyKey: specific ? versionKey(t.version) : null
+    versionOnlyKey: specific ? versionKey(t.version) : null,
+    baseKey: specific ? versionKey(base) : null
   }
 }
 
@@ -142,6 +148,7 @@ export function compileCriterion (criterion: CpeCriterion): CompiledCriterion | 
     endIncl: ei !== undefined ? versionKey(ei) : null,
     endExcl: ee !== undefined ? versionKey(ee) : null,
     labels,
+    lettered: { si: /[a-z]/i.test(si ?? ''), se: /[a-z]/i.test(se ?? ''), ei: /[a-z]/i.test(ei ?? ''), ee: /[a-z]/i.test(ee ?? '') },
     hasRange: si !== undefined || se !== undefined || ei !== undefined || ee !== undefined
   }
 }
@@ -191,21 +198,26 @@ export function evaluate (c: CompiledCriterion, t: CompiledTarget): string | nul
     return `criterion covers every version (*)${isSpecific(c.update) ? ' with update ' + c.update : ''}`
   }
   const tk = t.key as VersionKey
+  const bk = t.baseKey as VersionKey
+  // A bound without a patch level names the release with all its patch levels at that point:
+  // OpenSSH "through 7.7" includes 7.7p1, "before 9.6" excludes 9.6p1, "after 9.2" excludes 9.2p1.
+  const cmp = (bound: VersionKey, lettered: boolean): number =>
+    !lettered && compareKeys(bk, bound) === 0 ? 0 : compareKeys(tk, bound)
   const parts: string[] = []
   if (c.startIncl !== null) {
-    if (compareKeys(tk, c.startIncl) < 0) return null
+    if (cmp(c.startIncl, c.lettered.si) < 0) return null
     parts.push(`${t.label} >= ${c.labels.si} (versionStartIncluding)`)
   }
   if (c.startExcl !== null) {
-    if (compareKeys(tk, c.startExcl) <= 0) return null
+    if (cmp(c.startExcl, c.lettered.se) <= 0) return null
     parts.push(`${t.label} > ${c.labels.se} (versionStartExcluding)`)
   }
   if (c.endIncl !== null) {
-    if (compareKeys(tk, c.endIncl) > 0) return null
+    if (cmp(c.endIncl, c.lettered.ei) > 0) return null
     parts.push(`${t.label} <= ${c.labels.ei} (versionEndIncluding)`)
   }
   if (c.endExcl !== null) {
-    if (compareKeys(tk, c.endExcl) >= 0) return null
+    if (cmp(c.endExcl, c.lettered.ee) >= 0) return null
     parts.push(`${t.label} < ${c.labels.ee} (versionEndExcluding)`)
   }
   return parts.join(' and ')
