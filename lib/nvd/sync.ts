@@ -94,7 +94,7 @@ function isIso (v: unknown): v is string {
 
 function parseProgress (raw: string | null): Progress | null {
   if (raw === null || raw === '') return null
-  let p: Partial<IncrementalProgress & FullProgress> & { mode?: string }
+  let p: { v?: unknown, mode?: unknown, runStart?: unknown, to?: unknown, windowStart?: unknown, windowEnd?: unknown, startIndex?: unknown }
   try {
     p = JSON.parse(raw) as typeof p
   } catch {

@@ -1,12 +1,35 @@
-import { test } from 'tap'
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { before, teardown, test } from 'tap'
 import { createNvdClient } from '../../../lib/nvd/client'
 import { createMemoryIndex } from '../../../lib/nvd/index-memory'
+import { createRedisIndex, type RedisIndex } from '../../../lib/nvd/index-redis'
 import { META_PROGRESS, META_WATERMARK, syncIndex, type SyncProgress } from '../../../lib/nvd/sync'
 import type { CveIndex } from '../../../lib/nvd/types'
 import { startFakeNvd, type FakeNvd } from '../../support/fake-nvd'
 
-type Backend = { name: string, open: () => Promise<CveIndex> }
-const backends: Backend[] = [{ name: 'memory', open: async () => await createMemoryIndex() }]
+interface Backend { name: string, open: () => Promise<CveIndex> }
+
+const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 })
+const redisIndexes: RedisIndex[] = []
+const backends: Backend[] = [
+  { name: 'memory', open: async () => await createMemoryIndex() },
+  {
+    name: 'redis',
+    open: async () => {
+      // Each index gets its own prefix so parallel test files never share keys.
+      const idx = createRedisIndex({ redis, prefix: `vulnscan-test:sync:${randomBytes(6).toString('hex')}:` })
+      redisIndexes.push(idx)
+      return idx
+    }
+  }
+]
+
+before(async () => { await redis.connect() })
+teardown(async () => {
+  for (const idx of redisIndexes) await idx.drop()
+  redis.disconnect()
+})
 
 /** Counts how often each CVE id reaches the index. */
 function counting (index: CveIndex): CveIndex & { counts: Map<string, number> } {
