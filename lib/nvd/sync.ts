@@ -113,6 +113,28 @@ function idOf (raw: unknown): string {
   return typeof id === 'string' ? id.slice(0, 40) : '(no id)'
 }
 
+/**
+ * Upsert a page of raw records. One malformed record must not wedge a sync on its page forever:
+ * when the batch fails, the records are stored one by one and the ones that fail are named.
+ */
+export async function upsertTolerant (index: CveIndex, raw: unknown[]): Promise<{ stored: number, rejected: string[] }> {
+  if (raw.length === 0) return { stored: 0, rejected: [] }
+  try {
+    return { stored: await index.upsertRaw(raw), rejected: [] }
+  } catch {
+    let stored = 0
+    const rejected: string[] = []
+    for (const r of raw) {
+      try {
+        stored += await index.upsertRaw([r])
+      } catch {
+        rejected.push(idOf(r))
+      }
+    }
+    return { stored, rejected }
+  }
+}
+
 export async function syncIndex (opts: SyncOptions): Promise<SyncSummary> {
   const { client, index, signal, onProgress } = opts
   const now = opts.now ?? (() => new Date())
@@ -143,19 +165,9 @@ export async function syncIndex (opts: SyncOptions): Promise<SyncSummary> {
   async function apply (page: CvePage): Promise<void> {
     const a = performance.now()
     summary.records += page.cves.length
-    try {
-      summary.stored += await index.upsertRaw(page.cves)
-    } catch {
-      // One malformed record must not wedge the sync on this page forever: store the rest one by
-      // one and report the ones that fail.
-      for (const raw of page.cves) {
-        try {
-          summary.stored += await index.upsertRaw([raw])
-        } catch {
-          summary.rejectedRecords.push(idOf(raw))
-        }
-      }
-    }
+    const r = await upsertTolerant(index, page.cves)
+    summary.stored += r.stored
+    summary.rejectedRecords.push(...r.rejected)
     summary.pages++
     summary.applyMs += performance.now() - a
   }
