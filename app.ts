@@ -1,0 +1,119 @@
+// The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
+import { join } from 'node:path'
+import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import autoload from '@fastify/autoload'
+import fp from 'fastify-plugin'
+import { AjvCompiler } from '@fastify/ajv-compiler'
+import type { Config } from './plugins/env'
+import { InvalidApiKeyError } from './lib/errors'
+
+export interface AppOptions {
+  config: Config
+}
+
+/** Turn Ajv errors into one sentence that names the field, e.g. `targets[0].type must be one of: …`. */
+export function formatValidationError (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const e = errors[0]
+  const path = e.instancePath.split('/').slice(1).reduce((acc, seg) => /^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg, '')
+  const where = dataVar === 'body' ? (path || 'body') : `${dataVar}${path ? '.' + path : ''}`
+  const p = e.params as Record<string, unknown>
+  let text: string
+  switch (e.keyword) {
+    case 'additionalProperties': text = `${where} has unknown field '${String(p.additionalProperty)}'`; break
+    case 'required': text = `${where === 'body' ? '' : where + '.'}${String(p.missingProperty)} is required`; break
+    case 'enum': text = `${where} must be one of: ${(p.allowedValues as unknown[]).join(', ')}`; break
+    case 'type': text = `${where} must be ${p.type === 'integer' ? 'an integer' : `of type ${String(p.type)}`}`; break
+    case 'pattern': text = `${where} has an invalid format (expected ${String(p.pattern)})`; break
+    case 'minItems': text = `${where} must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`; break
+    case 'minLength': text = p.limit === 1 ? `${where} must not be empty` : `${where} must be at least ${String(p.limit)} characters long`; break
+    case 'maxLength': text = `${where} must be at most ${String(p.limit)} characters long`; break
+    default: text = `${where} ${e.message ?? 'is invalid'}`
+  }
+  return new Error(text)
+}
+
+const compilers = AjvCompiler()
+const strictness = { removeAdditional: false, allErrors: false }
+
+/** Server options shared by server.ts, the tests and the OpenAPI generator. */
+export function serverOptions (config: Config): FastifyServerOptions {
+  return {
+    bodyLimit: config.BODY_LIMIT,
+    ajv: { customOptions: strictness },
+    schemaErrorFormatter: formatValidationError,
+    schemaController: {
+      compilersFactory: {
+        // Bodies are JSON and must carry the right types ("priority":"3" is refused); query strings and
+        // path parameters are text by nature and are coerced.
+        buildValidator (externalSchemas: Parameters<typeof compilers>[0], ajvOptions: Parameters<typeof compilers>[1]) {
+          const plugins = ajvOptions && 'plugins' in ajvOptions ? ajvOptions.plugins : undefined
+          const forBody = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: false } })
+          const forText = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: 'array' } })
+          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : forText(route)
+        }
+      }
+    },
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }
+    },
+    requestIdHeader: 'x-request-id',
+    trustProxy: false
+  }
+}
+
+/** A Redis connection failure surfacing from a handler: a 503 to retry, not a 500. */
+function isStoreOutage (err: Error): boolean {
+  return err.name === 'MaxRetriesPerRequestError' ||
+    /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue/.test(err.message)
+}
+
+const FASTIFY_CODES: Record<string, { code: string, text?: (err: FastifyError) => string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'VULNSCAN_HTTP_UNSUPPORTED_MEDIA_TYPE', text: () => 'Unsupported Content-Type: send application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'VULNSCAN_HTTP_BODY_TOO_LARGE', text: () => 'Request body is too large' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'VULNSCAN_HTTP_INVALID_JSON', text: () => 'Request body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'VULNSCAN_HTTP_EMPTY_BODY', text: () => 'Request body is empty but Content-Type is application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VULNSCAN_HTTP_BAD_CONTENT_LENGTH' }
+}
+
+async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  fastify.setErrorHandler(function errorHandler (err: FastifyError, request, reply) {
+    if (err instanceof InvalidApiKeyError) {
+      // The contract: exactly this body, whatever went wrong with the key.
+      return reply.code(401).send({ error: 'Invalid API key' })
+    }
+    if (isStoreOutage(err)) {
+      request.log.error({ err }, 'store unavailable')
+      return reply.code(503).send({ error: 'Storage is unavailable, try again shortly', code: 'VULNSCAN_STORE_UNAVAILABLE' })
+    }
+    if (err.validation) {
+      return reply.code(400).send({ error: err.message, code: 'VULNSCAN_VALIDATION' })
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 500) {
+      request.log.error({ err }, 'request failed')
+      if (err.code?.startsWith('VULNSCAN_')) return reply.code(status).send({ error: err.message, code: err.code })
+      return reply.code(500).send({ error: `Internal server error (request ${request.id})`, code: 'VULNSCAN_INTERNAL' })
+    }
+    const known = FASTIFY_CODES[err.code]
+    return reply.code(status).send({
+      error: known?.text?.(err) ?? err.message,
+      code: known?.code ?? (err.code?.startsWith('VULNSCAN_') ? err.code : 'VULNSCAN_BAD_REQUEST')
+    })
+  })
+
+  fastify.setNotFoundHandler(function notFound (request, reply) {
+    return reply.code(404).send({ error: `Route ${request.method} ${request.url.split('?')[0]} not found`, code: 'VULNSCAN_NOT_FOUND' })
+  })
+
+  await fastify.register(autoload, { dir: join(__dirname, 'plugins'), options: opts })
+  await fastify.register(autoload, {
+    dir: join(__dirname, 'routes'),
+    options: opts,
+    // Routes declare `/` with no trailing slash so the document shows /app/scan, not /app/scan/.
+    routeParams: false
+  })
+}
+
+// Not encapsulated, so that tests and entry points see the decorators (store, scanQueue, swagger, …).
+export default fp(app, { name: 'vulnscan' })

@@ -1,0 +1,12 @@
+// Every error the service sends, defined once. The error handler turns them into `{ error, code }`.
+import createError from '@fastify/error'
+
+export const InvalidApiKeyError = createError('VULNSCAN_AUTH_INVALID_KEY', 'Invalid API key', 401)
+export const ForbiddenError = createError('VULNSCAN_AUTH_FORBIDDEN', '%s', 403)
+export const NotFoundError = createError('VULNSCAN_NOT_FOUND', '%s', 404)
+export const ConflictError = createError('VULNSCAN_CONFLICT', '%s', 409)
+export const BadRequestError = createError('VULNSCAN_BAD_REQUEST', '%s', 400)
+export const TargetError = createError('VULNSCAN_SCAN_INVALID_TARGET', '%s', 400)
+export const ScopeError = createError('VULNSCAN_SCAN_OUT_OF_SCOPE', '%s', 400)
+export const StoreUnavailableError = createError('VULNSCAN_STORE_UNAVAILABLE', 'Storage is unavailable, try again shortly', 503)
+export const QueueUnavailableError = createError('VULNSCAN_QUEUE_UNAVAILABLE', 'The scan queue is unavailable, try again shortly', 503)

@@ -1,0 +1,87 @@
+// In-process priority queue for the embedded default: FIFO within a priority, higher priority first.
+import type { JobHandler, QueueCounts, QueueJob, ScanQueue } from './types'
+
+export class MemoryQueue implements ScanQueue {
+  readonly kind = 'memory' as const
+  private readonly buckets = new Map<number, QueueJob[]>()
+  private readonly seen = new Set<string>()
+  private readonly done = { completed: 0, failed: 0 }
+  private active = 0
+  private handler: JobHandler | null = null
+  private concurrency = 1
+  private readonly controllers = new Map<string, AbortController>()
+  private closed = false
+  private idleWaiters: (() => void)[] = []
+
+  async add<T>(id: string, data: T, priority: number): Promise<void> {
+    if (this.closed) throw new Error('queue is closed')
+    if (this.seen.has(id)) return
+    this.seen.add(id)
+    const bucket = this.buckets.get(priority) ?? []
+    bucket.push({ id, data, priority, attemptsMade: 0 })
+    this.buckets.set(priority, bucket)
+    this.pump()
+  }
+
+  async counts (): Promise<QueueCounts> {
+    let waiting = 0
+    for (const b of this.buckets.values()) waiting += b.length
+    return { waiting, active: this.active, ...this.done }
+  }
+
+  async ping (): Promise<void> {}
+
+  /** Start processing in this process (the embedded default's worker). */
+  process<T>(handler: JobHandler<T>, concurrency: number): void {
+    this.handler = handler as JobHandler
+    this.concurrency = concurrency
+    this.pump()
+  }
+
+  /** Abort a running job's signal (cancellation). */
+  abort (id: string): boolean {
+    const c = this.controllers.get(id)
+    if (!c) return false
+    c.abort(new Error('cancelled'))
+    return true
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+    this.handler = null
+    for (const c of this.controllers.values()) c.abort(new Error('shutting down'))
+    if (this.active > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  private next (): QueueJob | undefined {
+    const priorities = [...this.buckets.keys()].sort((a, b) => b - a)
+    for (const p of priorities) {
+      const job = this.buckets.get(p)?.shift()
+      if (job) return job
+    }
+    return undefined
+  }
+
+  private pump (): void {
+    while (this.handler && this.active < this.concurrency) {
+      const job = this.next()
+      if (!job) return
+      this.run(job, this.handler)
+    }
+  }
+
+  private run (job: QueueJob, handler: JobHandler): void {
+    this.active++
+    const controller = new AbortController()
+    this.controllers.set(job.id, controller)
+    job.attemptsMade++
+    handler(job, controller.signal)
+      .then(() => { this.done.completed++ }, () => { this.done.failed++ })
+      .finally(() => {
+        this.controllers.delete(job.id)
+        this.active--
+        if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w()
+        this.pump()
+      })
+  }
+}

@@ -1,0 +1,84 @@
+// The embedded store: everything in process memory, nothing survives a restart.
+import type { ApiKeyRecord, HostRecord, ListOptions, Page, ScanRecord, ScanStatus, Store } from './types'
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const
+  protected scans = new Map<string, ScanRecord>()
+  /** Scan ids, oldest first. */
+  protected scanOrder: string[] = []
+  protected hosts = new Map<string, { record: HostRecord, json: string }>()
+  protected keys = new Map<string, ApiKeyRecord>()
+
+  async ping (): Promise<void> {}
+  async close (): Promise<void> {}
+
+  async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
+    const existing = this.scans.get(scan.id)
+    if (existing) return { created: false, scan: structuredClone(existing) }
+    this.scans.set(scan.id, structuredClone(scan))
+    this.scanOrder.push(scan.id)
+    return { created: true, scan: structuredClone(scan) }
+  }
+
+  async getScan (id: string): Promise<ScanRecord | null> {
+    const s = this.scans.get(id)
+    return s ? structuredClone(s) : null
+  }
+
+  async listScans (opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>> {
+    const all: ScanRecord[] = []
+    for (let i = this.scanOrder.length - 1; i >= 0; i--) {
+      const s = this.scans.get(this.scanOrder[i])
+      if (s && (opts.status === undefined || s.status === opts.status)) all.push(s)
+    }
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => structuredClone(s)), total: all.length }
+  }
+
+  async listHostsJson (opts: ListOptions): Promise<Page<string>> {
+    const all = [...this.hosts.values()].sort((a, b) => b.record.lastSeen.localeCompare(a.record.lastSeen))
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((h) => h.json), total: all.length }
+  }
+
+  async getHost (address: string): Promise<HostRecord | null> {
+    const h = this.hosts.get(address)
+    return h ? structuredClone(h.record) : null
+  }
+
+  async putHost (host: HostRecord): Promise<void> {
+    this.hosts.set(host.address, { record: structuredClone(host), json: JSON.stringify(host) })
+  }
+
+  async createApiKey (key: ApiKeyRecord): Promise<void> {
+    this.keys.set(key.hash, { ...key })
+  }
+
+  async findApiKey (hash: string): Promise<ApiKeyRecord | null> {
+    const k = this.keys.get(hash)
+    if (!k) return null
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
+    return { ...k }
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    const now = Date.now()
+    for (const [hash, k] of this.keys) {
+      if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) this.keys.delete(hash)
+    }
+    return [...this.keys.values()].map((k) => ({ ...k })).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+  }
+
+  async deleteApiKey (id: string): Promise<boolean> {
+    for (const [hash, k] of this.keys) {
+      if (k.id === id) {
+        this.keys.delete(hash)
+        return true
+      }
+    }
+    return false
+  }
+
+  async touchApiKey (hash: string, at: string): Promise<void> {
+    const k = this.keys.get(hash)
+    if (k) k.lastUsedAt = at
+  }
+}

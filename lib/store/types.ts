@@ -1,0 +1,101 @@
+// The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
+import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
+
+export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
+
+export interface ScanSummary {
+  hostsUp: number
+  hostsDown: number
+  openPorts: number
+  findings: Record<'critical' | 'high' | 'medium' | 'low' | 'none' | 'unknown', number>
+  /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
+  uncheckedProducts: string[]
+  excluded: { address: string, reason: string }[]
+}
+
+export interface ScanRecord {
+  id: string
+  status: ScanStatus
+  targets: Target[]
+  template: TemplateName
+  ports?: string
+  priority: number
+  /** SHA-256 of the normalized request, so a re-post is recognised as the same scan. */
+  requestHash: string
+  createdAt: string
+  startedAt?: string
+  finishedAt?: string
+  reason?: string
+  progress: ScanProgress & { percent: number }
+  summary?: ScanSummary
+  /** Key id (or 'service') that created the scan. */
+  createdBy: string
+}
+
+export interface HostPort extends Omit<PortResult, 'service'> {
+  service?: string
+  product?: string
+  version?: string
+  extraInfo?: string
+  distro?: string
+  cpe?: string[]
+  banner?: string
+  tls?: TlsInfo
+}
+
+export interface HostRecord {
+  address: string
+  hostnames: string[]
+  up: boolean
+  firstSeen: string
+  lastSeen: string
+  lastScanId: string
+  rttMs?: number
+  ports: HostPort[]
+  findingsCount: number
+  maxSeverity: string | null
+}
+
+export interface ApiKeyRecord {
+  id: string
+  label: string
+  /** First characters of the key, to recognise it in lists; never enough to use it. */
+  prefix: string
+  hash: string
+  createdAt: string
+  lastUsedAt: string | null
+  expiresAt: string | null
+}
+
+export interface Page<T> {
+  items: T[]
+  total: number
+}
+
+export interface ListOptions {
+  limit: number
+  offset: number
+}
+
+export interface Store {
+  readonly kind: 'redis' | 'memory'
+  ping(): Promise<void>
+  close(): Promise<void>
+
+  /** Create the scan unless one with that id exists; returns the stored record either way. */
+  createScan(scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }>
+  getScan(id: string): Promise<ScanRecord | null>
+  listScans(opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>>
+
+  /** One page of hosts, already serialized as JSON objects, newest first. */
+  listHostsJson(opts: ListOptions): Promise<Page<string>>
+  getHost(address: string): Promise<HostRecord | null>
+  putHost(host: HostRecord): Promise<void>
+
+  createApiKey(key: ApiKeyRecord): Promise<void>
+  /** The key whose SHA-256 hash is given, or null (also for an expired key). */
+  findApiKey(hash: string): Promise<ApiKeyRecord | null>
+  listApiKeys(): Promise<ApiKeyRecord[]>
+  deleteApiKey(id: string): Promise<boolean>
+  touchApiKey(hash: string, at: string): Promise<void>
+}

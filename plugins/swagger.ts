@@ -1,0 +1,54 @@
+// Decorates `fastify.swagger()`: the OpenAPI 3.1 document built from the routes' TypeBox schemas, and Swagger UI at /docs.
+import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { VERSION } from '../lib/version'
+
+export default fp(async function swaggerPlugin (fastify) {
+  await fastify.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'vulnscan',
+        version: VERSION,
+        description: 'Network vulnerability scanning service. Post a scan of IP addresses, ranges, CIDR blocks or DNS names; ' +
+          'workers find open TCP ports, identify the product and version behind each, name it as a CPE 2.3 string and ' +
+          'match it against a local index of NVD CVE records. Results are hosts and findings you page through and filter.\n\n' +
+          'Every route except `/health` needs the `X-API-Key` header. A missing, invalid, revoked or expired key gets ' +
+          '401 `{"error":"Invalid API key"}`. Errors are `{ error, code }`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' }
+      },
+      servers: [{ url: 'http://127.0.0.1:3000', description: 'Local service (npm start)' }],
+      tags: [
+        { name: 'health', description: 'Liveness and dependencies' },
+        { name: 'scans', description: 'Post scans and follow them' },
+        { name: 'hosts', description: 'Hosts found by scans' },
+        { name: 'admin', description: 'Dynamic API keys (infrastructure key only)' }
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The infrastructure key (SERVICE_API_KEY) or a dynamic key from POST /admin/keys' }
+        }
+      },
+      security: [{ apiKey: [] }]
+    },
+    refResolver: {
+      // Components are named by their $id, never def-N.
+      buildLocalReference (json, _baseUri, _fragment, i) {
+        return typeof json.$id === 'string' ? json.$id : `def-${i}`
+      }
+    }
+  })
+
+  // The docs routes live in their own context so that an onRoute hook can mark them public.
+  await fastify.register(async function docs (instance) {
+    instance.addHook('onRoute', (route) => {
+      route.config = { ...(route.config ?? {}), public: true }
+    })
+    await instance.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { persistAuthorization: false, tryItOutEnabled: true, displayOperationId: true },
+      staticCSP: true
+    })
+  })
+}, { name: 'swagger', dependencies: ['schemas'] })

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errors, reply } from '../../schemas/common'
+import { HealthSchema } from '../../schemas/health'
+import { VERSION } from '../../lib/version'
+
+// A dependency that does not answer within this time counts as down: /health never hangs.
+const CHECK_TIMEOUT_MS = 1500
+
+async function check (backend: string, probe: () => Promise<void>): Promise<{ status: 'ok' | 'down', backend: string, error?: string }> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS) })
+    ])
+    return { status: 'ok', backend }
+  } catch (err) {
+    return { status: 'down', backend, error: (err as Error).message }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const health: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get('/', {
+    prefixTrailingSlash: 'no-slash',
+    config: { public: true },
+    schema: {
+      operationId: 'getHealth',
+      tags: ['health'],
+      summary: 'Health check',
+      description: '200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key.',
+      security: [],
+      response: { 200: reply(HealthSchema, 'Store and queue answer'), 503: reply(HealthSchema, 'A dependency does not answer (status `degraded`)'), ...errors(429) }
+    }
+  }, async (_request, reply) => {
+    const [store, queue] = await Promise.all([
+      check(fastify.store.kind, () => fastify.store.ping()),
+      check(fastify.scanQueue.kind, () => fastify.scanQueue.ping())
+    ])
+    const ok = store.status === 'ok' && queue.status === 'ok'
+    return reply.code(ok ? 200 : 503).send({
+      status: ok ? 'ok' : 'degraded',
+      version: VERSION,
+      uptimeSeconds: Math.floor(process.uptime()),
+      checks: { store, queue }
+    })
+  })
+}
+
+export default health

@@ -1,0 +1,17 @@
+// Every shared schema, registered once with addSchema by plugins/schemas.ts.
+import { ErrorSchema } from './common'
+import { HealthSchema } from './health'
+import { HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
+import { ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema, ApiKeySchema } from './key'
+import {
+  PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
+  ScanStatusSchema, ScanSummarySchema, TargetSchema
+} from './scan'
+
+export const sharedSchemas = [
+  ErrorSchema, HealthSchema,
+  TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
+  ScanSummarySchema, ScanSchema, PageScanSchema,
+  TlsInfoSchema, HostPortSchema, HostSchema, PageHostSchema,
+  ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema
+]

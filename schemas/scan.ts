@@ -1,0 +1,78 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
+
+export const TargetSchema = Type.Object({
+  value: Type.String({ minLength: 1, maxLength: 255, description: 'An IPv4/IPv6 address, a range `a.b.c.d-a.b.c.e`, a CIDR block or a DNS name, as `type` says' }),
+  type: StringEnum(['single_ip', 'ip_range', 'cidr', 'dns_name'], { description: 'How to read `value`' })
+}, { $id: 'Target', additionalProperties: false })
+
+export const ScanOptionsSchema = Type.Object({
+  template: Type.Optional(StringEnum(['quick', 'standard', 'full', 'discovery'], { default: 'quick', description: 'quick: top 100 ports plus modern services, light detection; standard: top 1000, full detection; full: all 65535 ports; discovery: quick\'s ports, no detection, no CVE matching' })),
+  ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] }))
+}, { $id: 'ScanOptions', additionalProperties: false })
+
+export const ScanRequestSchema = Type.Object({
+  id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Client-chosen scan id (a UUID is generated when absent). Posting the same id and body again is a no-op; the same id with another body is a 409.' })),
+  targets: Type.Array(ref(TargetSchema), { minItems: 1, description: 'What to scan (at most MAX_TARGETS entries)' }),
+  options: Type.Optional(ref(ScanOptionsSchema)),
+  priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, default: 3, description: 'Queue priority from 1 (least urgent) to 5 (most urgent, started first); default 3' }))
+}, {
+  $id: 'ScanRequest',
+  additionalProperties: false,
+  examples: [{ id: 'scan-1', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick' }, priority: 3 }]
+})
+export type ScanRequest = Static<typeof ScanRequestSchema>
+
+export const ScanAckSchema = Type.Object({
+  status: Type.Literal('Message sent successfully'),
+  id: Type.String({ description: 'The scan id, to follow it at /app/scan/{id}' })
+}, { $id: 'ScanAck' })
+
+export const ScanStatusSchema = StringEnum(['queued', 'running', 'completed', 'failed', 'cancelled'], { $id: 'ScanStatus', description: 'queued → running → completed | failed | cancelled' })
+
+export const ScanProgressSchema = Type.Object({
+  hostsTotal: Type.Integer(),
+  hostsDone: Type.Integer(),
+  portsTotal: Type.Integer(),
+  portsDone: Type.Integer(),
+  percent: Type.Number({ minimum: 0, maximum: 100, description: 'Only goes up; 100 exactly when completed' })
+}, { $id: 'ScanProgress' })
+
+const SeverityCounts = Type.Object({
+  critical: Type.Integer(), high: Type.Integer(), medium: Type.Integer(), low: Type.Integer(), none: Type.Integer(), unknown: Type.Integer()
+})
+
+export const ScanSummarySchema = Type.Object({
+  hostsUp: Type.Integer(),
+  hostsDown: Type.Integer(),
+  openPorts: Type.Integer(),
+  findings: SeverityCounts,
+  uncheckedProducts: Type.Array(Type.String(), { description: 'Products that could not be checked against the NVD (it was unreachable); re-matched when the index next updates' }),
+  excluded: Type.Array(Type.Object({ address: Type.String(), reason: Type.String() }), { description: 'Resolved addresses left out by the scope lists' })
+}, { $id: 'ScanSummary' })
+
+export const ScanSchema = Type.Object({
+  id: Type.String(),
+  status: ref(ScanStatusSchema),
+  targets: Type.Array(ref(TargetSchema)),
+  template: Type.String(),
+  ports: Type.Optional(Type.String()),
+  priority: Type.Integer(),
+  createdAt: Type.String({ format: 'date-time' }),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  reason: Type.Optional(Type.String({ description: 'Why the scan failed or was cancelled' })),
+  progress: ref(ScanProgressSchema),
+  summary: Type.Optional(ref(ScanSummarySchema))
+}, { $id: 'Scan' })
+
+export const PageScanSchema = pageOf(ScanSchema, 'PageScan')
+
+export const ScanListQuerySchema = Type.Object({
+  status: Type.Optional(StringEnum(['queued', 'running', 'completed', 'failed', 'cancelled'], { description: 'Only scans in this state' })),
+  ...ListQueryProperties
+}, { additionalProperties: false })
+
+export const ScanIdParamsSchema = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' })
+})

@@ -1,0 +1,30 @@
+// HTTP entry point: `npm start` (API and, from the worker issue on, an in-process worker) or `npm run start:api`.
+import Fastify from 'fastify'
+import closeWithGrace from 'close-with-grace'
+import app, { serverOptions } from './app'
+import { loadConfig } from './plugins/env'
+
+async function main (): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    process.stderr.write(`Configuration error: ${(err as Error).message}\n`)
+    process.exit(1)
+  }
+  const fastify = Fastify(serverOptions(config))
+  await fastify.register(app, { config })
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) fastify.log.error({ err }, 'shutting down after an error')
+    else fastify.log.info({ signal }, 'shutting down')
+    await fastify.close()
+  })
+
+  await fastify.listen({ port: config.PORT, host: config.HOST })
+}
+
+main().catch((err) => {
+  process.stderr.write(`vulnscan failed to start: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})

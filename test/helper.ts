@@ -1,0 +1,90 @@
+// Builds the app for tests: explicit config (tests never write process.env), a Redis key prefix and a BullMQ
+// prefix of its own per test, and a cleanup that deletes only that prefix.
+import Fastify, { type FastifyInstance } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import app, { serverOptions } from '../app'
+import { loadConfig, type Config } from '../plugins/env'
+
+export const SERVICE_KEY = 'test-service-key-0123456789abcdef'
+export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+
+export type Backend = 'memory' | 'redis'
+
+interface Tap {
+  teardown(fn: () => unknown): void
+  skip?: unknown
+}
+
+let redisAvailable: Promise<boolean> | undefined
+
+/** Whether the test Redis answers. With CI=true a missing Redis is an error, never a skip. */
+export function redisAnswers (): Promise<boolean> {
+  redisAvailable ??= (async () => {
+    const probe = new Redis(REDIS_TEST_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
+    try {
+      await probe.connect()
+      await probe.ping()
+      return true
+    } catch {
+      if (process.env.CI === 'true') throw new Error(`CI=true and no Redis answers at ${REDIS_TEST_URL}`)
+      return false
+    } finally {
+      probe.disconnect()
+    }
+  })()
+  return redisAvailable
+}
+
+/** The backends to run a contract test against: memory always, Redis when it answers (always under CI). */
+export async function backends (): Promise<Backend[]> {
+  return (await redisAnswers()) ? ['memory', 'redis'] : ['memory']
+}
+
+export function uniquePrefix (name: string): string {
+  return `vulnscan-test:${name}:${randomBytes(4).toString('hex')}`
+}
+
+/** Delete every key under a prefix, in batches (never FLUSHALL). */
+export async function deletePrefix (redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await redis.unlink(...keys)
+  } while (cursor !== '0')
+}
+
+export interface Built {
+  app: FastifyInstance
+  config: Config
+  /** A plain Redis client on the test's prefix (redis backend only). */
+  redis?: Redis
+}
+
+export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}): Promise<Built> {
+  const prefix = uniquePrefix('app')
+  const config = loadConfig({
+    SERVICE_API_KEY: SERVICE_KEY,
+    LOG_LEVEL: 'silent',
+    REDIS_PREFIX: prefix.replace(/:/g, '.'),
+    QUEUE_PREFIX: `${prefix.replace(/:/g, '.')}-bull`,
+    RATE_LIMIT_MAX: 100000,
+    ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
+    ...overrides
+  }, {})
+  const fastify = Fastify(serverOptions(config))
+  await fastify.register(app, { config })
+  await fastify.ready()
+  let redis: Redis | undefined
+  if (backend === 'redis') redis = new Redis(REDIS_TEST_URL)
+  t.teardown(async () => {
+    await fastify.close()
+    if (redis) {
+      await deletePrefix(redis, config.REDIS_PREFIX)
+      await deletePrefix(redis, config.QUEUE_PREFIX)
+      redis.disconnect()
+    }
+  })
+  return { app: fastify, config, redis }
+}

@@ -1,0 +1,46 @@
+import { test } from 'tap'
+import { backends, build } from '../helper'
+import { redisServerAvailable, startPrivateRedis } from '../support/redis-server'
+
+test('GET /health', async (t) => {
+  for (const backend of await backends()) {
+    t.test(`${backend}: answers ok without a key`, async (t) => {
+      const { app } = await build(t, backend)
+      const res = await app.inject({ url: '/health' })
+      t.equal(res.statusCode, 200)
+      const body = res.json()
+      t.equal(body.status, 'ok')
+      t.match(body.version, /^\d+\.\d+\.\d+/)
+      t.type(body.uptimeSeconds, 'number')
+      t.same(body.checks.store, { status: 'ok', backend })
+      t.same(body.checks.queue, { status: 'ok', backend: backend === 'redis' ? 'bullmq' : 'memory' })
+    })
+  }
+})
+
+test('GET /health says degraded, without hanging, while Redis is down, and ok once it is back', { skip: !redisServerAvailable() && 'redis-server not installed' }, async (t) => {
+  const redis = await startPrivateRedis()
+  t.teardown(() => redis.destroy())
+  const { app } = await build(t, 'memory', { REDIS_URL: redis.url })
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  await redis.stop()
+  const started = Date.now()
+  const res = await app.inject({ url: '/health' })
+  t.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`)
+  t.equal(res.statusCode, 503)
+  const body = res.json()
+  t.equal(body.status, 'degraded')
+  t.equal(body.checks.store.status, 'down')
+  t.ok(body.checks.store.error, 'says why')
+  await redis.start()
+  let back = 0
+  for (let i = 0; i < 50 && back !== 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    back = (await app.inject({ url: '/health' })).statusCode
+  }
+  t.equal(back, 200, 'recovers when Redis returns')
+})
+
+test('the service refuses to start, with a clear message, when Redis is unreachable at start', async (t) => {
+  await t.rejects(build(t, 'memory', { REDIS_URL: 'redis://127.0.0.1:1' }), /Cannot reach Redis at redis:\/\/127\.0\.0\.1:1/)
+})
