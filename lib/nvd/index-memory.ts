@@ -270,14 +270,21 @@ export class MemoryIndex implements LocalCveIndex {
       const out = createWriteStream(tmp)
       const gz = createGzip({ level: 1 })
       gz.pipe(out)
-      const write = async (s: string): Promise<void> => {
-        if (!gz.write(s + '\n')) await once(gz, 'drain')
+      // Lines are gathered into large writes: one zlib call per line would dominate the save.
+      let pending = ''
+      const write = async (line: string): Promise<void> => {
+        pending += line + '\n'
+        if (pending.length < 1 << 20) return
+        const chunk = pending
+        pending = ''
+        if (!gz.write(chunk)) await once(gz, 'drain')
       }
       await write(JSON.stringify(header))
       for (const l of groupLines) await write(l)
       for (const [id, s] of records) {
         await write(`{"id":${JSON.stringify(id)},"lm":${JSON.stringify(s.lm)},"z":"${s.blob.toString('base64')}"}`)
       }
+      if (pending !== '') gz.write(pending)
       gz.end()
       await once(out, 'close')
       const fh = await fsp.open(tmp, 'r')

@@ -46,6 +46,20 @@ test('imports a .json and a .json.gz feed, counting a bad record without stoppin
   t.equal((await importFeed(gz, fresh)).stored, 37)
 })
 
+test('the stream-json engine gives the same records as the default one', async (t) => {
+  const items: unknown[] = allRawFixtures().map((cve) => ({ cve }))
+  items.splice(2, 0, { cve: { vulnStatus: 'Analyzed' } })
+  const file = path.join(tmp, 'nvdcve-2.0-engines.json.gz')
+  fs.writeFileSync(file, gzipSync(feed(items)))
+  const a = await createMemoryIndex()
+  const b = await createMemoryIndex()
+  const ra = await importFeed(file, a)
+  const rb = await importFeed(file, b, { engine: 'stream-json', batchSize: 7 })
+  t.same(ra, rb)
+  t.equal(ra.records, 37)
+  for (const id of ['CVE-2024-38474', 'CVE-2019-10149', 'CVE-2021-44457']) t.same(await a.get(id), await b.get(id), id)
+})
+
 test('imports the real API envelope, through upsertRaw when the index has nothing better', async (t) => {
   const file = path.join(__dirname, '..', '..', 'fixtures', 'nvd', 'envelope-example.json')
   const mem = await createMemoryIndex()
