@@ -81,6 +81,8 @@ export interface CveMatch {
   confidence: MatchConfidence
   /** CPE criteria of the non-vulnerable platform the configuration requires, when confidence is 'platform'. */
   requiresPlatform?: string[]
+  /** The target CPE had no version, so every criterion of its vendor:product matched: treat as low confidence. */
+  productOnly?: boolean
 }
 
 export interface IndexStats {

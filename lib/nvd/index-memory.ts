@@ -1,0 +1,309 @@
+// The embedded CVE index: everything in process memory, optionally persisted to one file so an
+// import and later runs share it. Records are kept deflated (see record-codec); the product index
+// is kept grouped by distinct criterion.
+//
+// File format (gzip, one JSON document per line):
+//   {"format":"vulnscan-nvd-index","version":1,"meta":{...},"fetched":{"vendor:product":expiresAtMs}}
+//   {"p":"vendor:product","c":<criterion>,"ids":[...],"pf":[[id,[platform criteria]],...]}   one per group
+//   {"id":"CVE-...","lm":"<lastModified>","z":"<base64 deflated record JSON>"}              one per CVE
+// It is written to a temporary file in the same directory and renamed over the old one, so a
+// crash mid-save leaves the previous file intact.
+
+import { createReadStream, createWriteStream, promises as fsp } from 'node:fs'
+import path from 'node:path'
+import readline from 'node:readline'
+import { createGunzip, createGzip } from 'node:zlib'
+import { once } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { compileTarget, criterionUses, productKeyOf, type CriterionUse, type MatchHit } from './matcher'
+import { ProductGroups, expandHits, type GroupHit } from './product-groups'
+import { compareModified, decodeJson, decodeRecord, encodeJson } from './record-codec'
+import { hitsToMatches, newestPerId, normalizeAll, prepare, type LocalCveIndex } from './index-common'
+import type { CpeCriterion, CveMatch, CveRecord, IndexStats } from './types'
+
+const FORMAT = 'vulnscan-nvd-index'
+const FORMAT_VERSION = 1
+const DECODED_CACHE_MAX = 4096
+
+export interface MemoryIndexOptions {
+  /** File to load at open and save to; without it the index lives only in memory. */
+  filePath?: string
+  /** How long after the last change an automatic save happens (ms). Default 2000. */
+  saveDelayMs?: number
+}
+
+interface Stored {
+  lm: string
+  blob: Buffer
+}
+
+interface Header {
+  format: string
+  version: number
+  meta?: Record<string, string>
+  fetched?: Record<string, number>
+}
+
+interface GroupLine {
+  p: string
+  c: CpeCriterion
+  ids: string[]
+  pf?: Array<[string, string[]]>
+}
+
+interface RecordLine {
+  id: string
+  lm: string
+  z: string
+}
+
+export class MemoryIndex implements LocalCveIndex {
+  private readonly records = new Map<string, Stored>()
+  private readonly products = new Map<string, ProductGroups>()
+  private readonly meta = new Map<string, string>()
+  private readonly fetched = new Map<string, number>()
+  private readonly decoded = new Map<string, CveRecord>()
+  private dirty = false
+  private timer: NodeJS.Timeout | null = null
+  private saving: Promise<void> = Promise.resolve()
+  private closed = false
+
+  constructor (private readonly opts: MemoryIndexOptions = {}) {}
+
+  async upsertRaw (raw: unknown[]): Promise<number> {
+    return await this.upsertRecords(normalizeAll(raw))
+  }
+
+  async upsertRecords (records: CveRecord[]): Promise<number> {
+    let stored = 0
+    for (const r of newestPerId(records, compareModified)) {
+      const prev = this.records.get(r.id)
+      const p = prepare(r)
+      if (prev !== undefined) {
+        const c = compareModified(r.lastModified, prev.lm)
+        if (c < 0) continue
+        const oldJson = decodeJson(prev.blob)
+        if (c === 0 && oldJson === p.json) continue
+        const old = JSON.parse(oldJson) as CveRecord
+        this.removeUses(r.id, old.rejected ? [] : criterionUses(old.configurations))
+      }
+      for (const u of p.uses) this.productFor(u.productKey).add(r.id, u)
+      this.records.set(r.id, { lm: r.lastModified, blob: encodeJson(p.json) })
+      this.decoded.delete(r.id)
+      stored++
+    }
+    if (stored > 0) this.markDirty()
+    return stored
+  }
+
+  private productFor (key: string): ProductGroups {
+    let pg = this.products.get(key)
+    if (pg === undefined) {
+      pg = new ProductGroups()
+      this.products.set(key, pg)
+    }
+    return pg
+  }
+
+  private removeUses (id: string, uses: CriterionUse[]): void {
+    for (const u of uses) {
+      const pg = this.products.get(u.productKey)
+      if (pg === undefined) continue
+      pg.remove(id, u)
+      if (pg.size === 0) this.products.delete(u.productKey)
+    }
+  }
+
+  async get (id: string): Promise<CveRecord | null> {
+    return this.decode(id)
+  }
+
+  async getMany (ids: readonly string[]): Promise<Array<CveRecord | null>> {
+    return ids.map((id) => this.decode(id))
+  }
+
+  private decode (id: string): CveRecord | null {
+    const hit = this.decoded.get(id)
+    if (hit !== undefined) return hit
+    const s = this.records.get(id)
+    if (s === undefined) return null
+    const rec = decodeRecord(s.blob)
+    if (this.decoded.size >= DECODED_CACHE_MAX) {
+      const first = this.decoded.keys().next()
+      if (first.done !== true) this.decoded.delete(first.value)
+    }
+    this.decoded.set(id, rec)
+    return rec
+  }
+
+  async matchGroups (cpe: string): Promise<GroupHit[]> {
+    const t = compileTarget(cpe)
+    if (t === null) throw new Error(`not a CPE 2.3 name: ${cpe}`)
+    const pg = this.products.get(productKeyOf(t.vendor, t.product))
+    return pg === undefined ? [] : pg.match(t)
+  }
+
+  async matchHits (cpe: string): Promise<MatchHit[]> {
+    return expandHits(await this.matchGroups(cpe))
+  }
+
+  async match (cpe: string): Promise<CveMatch[]> {
+    const hits = await this.matchHits(cpe)
+    return hitsToMatches(hits, await this.getMany(hits.map((h) => h.id)))
+  }
+
+  async knowsProduct (vendor: string, product: string): Promise<boolean> {
+    const key = productKeyOf(vendor, product)
+    if (this.products.has(key)) return true
+    const exp = this.fetched.get(key)
+    return exp !== undefined && exp > Date.now()
+  }
+
+  async markProductFetched (vendor: string, product: string, ttlSeconds: number): Promise<void> {
+    this.fetched.set(productKeyOf(vendor, product), Date.now() + ttlSeconds * 1000)
+    this.markDirty()
+  }
+
+  async stats (): Promise<IndexStats> {
+    return { cves: this.records.size, products: this.products.size, lastSync: this.meta.get('lastSync') ?? null }
+  }
+
+  async getMeta (key: string): Promise<string | null> {
+    return this.meta.get(key) ?? null
+  }
+
+  async setMeta (key: string, value: string): Promise<void> {
+    this.meta.set(key, value)
+    this.markDirty()
+  }
+
+  async flush (): Promise<void> {
+    if (this.timer !== null) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
+    if (this.opts.filePath === undefined || !this.dirty) {
+      await this.saving
+      return
+    }
+    this.saving = this.saving.then(async () => await this.save(), async () => await this.save())
+    await this.saving
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    await this.flush()
+    this.closed = true
+  }
+
+  private markDirty (): void {
+    this.dirty = true
+    if (this.opts.filePath === undefined || this.timer !== null || this.closed) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.flush().catch(() => { this.dirty = true })
+    }, this.opts.saveDelayMs ?? 2000)
+    this.timer.unref()
+  }
+
+  /** Load the file given at open; a missing file is an empty index. */
+  async load (): Promise<void> {
+    const file = this.opts.filePath
+    if (file === undefined) return
+    try {
+      await fsp.access(file)
+    } catch {
+      return
+    }
+    const rl = readline.createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity })
+    let header: Header | null = null
+    let lineNo = 0
+    for await (const line of rl) {
+      lineNo++
+      if (line === '') continue
+      const doc = JSON.parse(line) as Header | GroupLine | RecordLine
+      if (header === null) {
+        header = doc as Header
+        if (header.format !== FORMAT || header.version !== FORMAT_VERSION) {
+          throw new Error(`${file} is not a vulnscan NVD index file (format ${String(header.format)} v${String(header.version)})`)
+        }
+        for (const [k, v] of Object.entries(header.meta ?? {})) this.meta.set(k, v)
+        for (const [k, v] of Object.entries(header.fetched ?? {})) if (v > Date.now()) this.fetched.set(k, v)
+        continue
+      }
+      if ('p' in doc) {
+        const pg = this.productFor(doc.p)
+        for (const id of doc.ids) pg.add(id, { criterion: doc.c, productKey: doc.p })
+        for (const [id, req] of doc.pf ?? []) pg.add(id, { criterion: doc.c, productKey: doc.p, requiresPlatform: req })
+      } else if ('id' in doc) {
+        this.records.set(doc.id, { lm: doc.lm, blob: Buffer.from(doc.z, 'base64') })
+      } else {
+        throw new Error(`${file}: unexpected line ${lineNo}`)
+      }
+    }
+    if (header === null) throw new Error(`${file} is empty`)
+  }
+
+  private async save (): Promise<void> {
+    const file = this.opts.filePath
+    if (file === undefined) return
+    this.dirty = false
+    // Snapshot synchronously so that writes during the save cannot mix two states in one file.
+    const header: Header = {
+      format: FORMAT,
+      version: FORMAT_VERSION,
+      meta: Object.fromEntries(this.meta),
+      fetched: Object.fromEntries([...this.fetched].filter(([, v]) => v > Date.now()))
+    }
+    const groupLines: string[] = []
+    for (const [p, pg] of this.products) {
+      for (const g of pg.export()) {
+        const line: GroupLine = { p, c: g.criterion, ids: g.ids }
+        if (g.platform.length > 0) line.pf = g.platform
+        groupLines.push(JSON.stringify(line))
+      }
+    }
+    const records = [...this.records]
+    await fsp.mkdir(path.dirname(path.resolve(file)), { recursive: true })
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
+    try {
+      const out = createWriteStream(tmp)
+      const gz = createGzip({ level: 1 })
+      gz.pipe(out)
+      // Lines are gathered into large writes: one zlib call per line would dominate the save.
+      let pending = ''
+      const write = async (line: string): Promise<void> => {
+        pending += line + '\n'
+        if (pending.length < 1 << 20) return
+        const chunk = pending
+        pending = ''
+        if (!gz.write(chunk)) await once(gz, 'drain')
+      }
+      await write(JSON.stringify(header))
+      for (const l of groupLines) await write(l)
+      for (const [id, s] of records) {
+        await write(`{"id":${JSON.stringify(id)},"lm":${JSON.stringify(s.lm)},"z":"${s.blob.toString('base64')}"}`)
+      }
+      if (pending !== '') gz.write(pending)
+      gz.end()
+      await once(out, 'close')
+      const fh = await fsp.open(tmp, 'r')
+      try {
+        await fh.sync()
+      } finally {
+        await fh.close()
+      }
+      await fsp.rename(tmp, file)
+    } catch (err) {
+      this.dirty = true
+      await fsp.rm(tmp, { force: true })
+      throw err
+    }
+  }
+}
+
+export async function createMemoryIndex (opts: MemoryIndexOptions = {}): Promise<MemoryIndex> {
+  const idx = new MemoryIndex(opts)
+  await idx.load()
+  return idx
+}

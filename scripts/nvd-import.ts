@@ -1,0 +1,68 @@
+// npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]
+// Streams NVD JSON 2.0 feed files into the CVE index (Redis when REDIS_URL is set, otherwise the
+// embedded index file).
+
+import path from 'node:path'
+import { Redis } from 'ioredis'
+import pc from 'picocolors'
+import { importFeed } from '../lib/nvd/feed-import'
+import { createCveIndex } from '../lib/nvd/index'
+
+/** The few settings this CLI needs; plugins/env.ts takes this over once it exists. */
+function loadIndexConfig (): { redisUrl?: string, prefix: string, indexFile: string } {
+  const env = process.env
+  return {
+    redisUrl: env.REDIS_URL !== undefined && env.REDIS_URL !== '' ? env.REDIS_URL : undefined,
+    prefix: env.REDIS_PREFIX ?? 'vulnscan:',
+    indexFile: env.NVD_INDEX_FILE ?? path.join(__dirname, '..', 'data', 'nvd-index.ndjson.gz')
+  }
+}
+
+async function main (): Promise<number> {
+  const files = process.argv.slice(2).filter((a) => a !== '--')
+  if (files.length === 0) {
+    process.stderr.write('usage: npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]\n')
+    return 2
+  }
+  const cfg = loadIndexConfig()
+  const redis = cfg.redisUrl !== undefined ? new Redis(cfg.redisUrl, { maxRetriesPerRequest: 3 }) : undefined
+  const index = await createCveIndex({ redis, prefix: cfg.prefix, filePath: cfg.indexFile })
+  process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + cfg.indexFile}\n`)
+  let failed = 0
+  try {
+    for (const file of files) {
+      const started = Date.now()
+      let lastLine = 0
+      try {
+        const res = await importFeed(file, index, {
+          onProgress: (n) => {
+            const now = Date.now()
+            if (now - lastLine < 1000) return
+            lastLine = now
+            const rate = Math.round(n / ((now - started) / 1000))
+            process.stderr.write(`${path.basename(file)}: ${n.toLocaleString('en')} records read (${rate.toLocaleString('en')}/s)\n`)
+          }
+        })
+        const secs = (Date.now() - started) / 1000
+        process.stderr.write(pc.green(`${path.basename(file)}: ${res.records.toLocaleString('en')} records, ` +
+          `${res.stored.toLocaleString('en')} new or updated, ${res.skipped} skipped, ${secs.toFixed(1)} s\n`))
+        for (const e of res.errors) process.stderr.write(pc.yellow(`  skipped: ${e}\n`))
+      } catch (err) {
+        failed++
+        process.stderr.write(pc.red(`${(err as Error).message}\n`))
+      }
+    }
+    await index.flush()
+    const s = await index.stats()
+    process.stderr.write(`index now holds ${s.cves.toLocaleString('en')} CVEs for ${s.products.toLocaleString('en')} products\n`)
+  } finally {
+    await index.close()
+    await redis?.quit()
+  }
+  return failed > 0 ? 1 : 0
+}
+
+main().then((code) => { process.exitCode = code }, (err: Error) => {
+  process.stderr.write(pc.red(`nvd:import failed: ${err.message}\n`))
+  process.exitCode = 1
+})
