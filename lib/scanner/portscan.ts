@@ -133,7 +133,8 @@ interface Lane {
   close (): Promise<void>
 }
 
-function canonicalAddress (address: string): { address: string, family: number } {
+/** The address as the scan reports it (IPv6 in RFC 5952 form); throws on anything but an IP literal. */
+export function canonicalAddress (address: string): { address: string, family: number } {
   const family = isIP(address)
   if (family === 0) throw new TypeError(`'${address}' is not an IPv4 or IPv6 address`)
   if (family === 6 && !address.includes('%')) return { address: ipaddr.parse(address).toString(), family }
