@@ -1,0 +1,176 @@
+// The scan pipeline shared by the worker and the CLI: expand targets, connect-scan the ports, then
+// identify the service on every open port. Hosts flow through one at a time: a host's detection
+// starts as soon as its port scan ends, and it is reported as soon as its detection ends.
+
+import { detectService, type DetectOptions } from './detect'
+import { canonicalAddress, scanPorts, type PortScanHost } from './portscan'
+import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
+import type { HostResult, PortResult, ScanProgress, ServiceInfo, Target, Template } from './types'
+
+export interface ScanHostsOptions {
+  template: Template
+  signal?: AbortSignal
+  onProgress?: (p: ScanProgress) => void
+  /** Called once per host, when its port scan and service detection are both done. */
+  onHost?: (h: HostResult) => void
+  /** Connects in flight for the port scan (global) and per host. */
+  concurrency?: number
+  perHostConcurrency?: number
+  /** Threads opening sockets for the port scan (see scanPorts). */
+  threads?: number
+  /** Service detections in flight at once, across hosts. */
+  detectConcurrency?: number
+  /** Budget of one port's detection; the detection level's default when unset. */
+  detectTimeoutMs?: number
+  /** Replaces service detection (tests of the pipeline itself). */
+  detect?: (opts: DetectOptions) => Promise<ServiceInfo>
+}
+
+export interface RunScanOptions extends ScanHostsOptions {
+  maxHosts: number
+  scope?: Scope
+  resolve?: (name: string) => Promise<string[]>
+}
+
+export interface RunScanResult {
+  hosts: HostResult[]
+  /** Resolved addresses that the scope kept out of the scan, with the reason. */
+  excluded: ExcludedAddress[]
+}
+
+export const ENGINE_DEFAULTS = {
+  detectConcurrency: 32
+}
+
+/** A counting semaphore: at most `n` holders at once, served in arrival order. */
+function limiter (n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0
+  const waiting: (() => void)[] = []
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve))
+    active++
+    try {
+      return await fn()
+    } finally {
+      active--
+      waiting.shift()?.()
+    }
+  }
+}
+
+// A function, not an inline test: the compiler narrows `signal.aborted` to false after the first check.
+function aborted (signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true
+}
+
+function abortError (signal: AbortSignal): Error {
+  const r: unknown = signal.reason
+  if (r instanceof Error) return r
+  const e = new Error('The scan was cancelled')
+  e.name = 'AbortError'
+  return e
+}
+
+/**
+ * Port-scan the hosts with the template's ports, then detect services on the open ports unless the
+ * template says 'none'. Resolves with one HostResult per host, in input order; rejects with the
+ * signal's reason when cancelled.
+ */
+export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions): Promise<HostResult[]> {
+  const { template, signal } = opts
+  if (signal?.aborted === true) throw abortError(signal)
+  const detect = opts.detect ?? detectService
+  const level = template.detection
+  const limit = limiter(Math.max(1, opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency))
+  // Several entries may name one address (callers other than expandTargets do not dedupe).
+  const byAddress = new Map<string, number[]>()
+  const addresses = hosts.map((h) => canonicalAddress(h.address).address)
+  addresses.forEach((a, i) => byAddress.set(a, [...(byAddress.get(a) ?? []), i]))
+  const results: HostResult[] = new Array(hosts.length)
+  const pending: Promise<void>[] = []
+  const progress: ScanProgress = { hostsTotal: hosts.length, hostsDone: 0, portsTotal: byAddress.size * new Set(template.ports).size, portsDone: 0 }
+  const emit = (): void => { opts.onProgress?.({ ...progress }) }
+
+  // Detection runs inside a child controller so a failure elsewhere can stop it too.
+  const inner = new AbortController()
+  const onAbort = (): void => inner.abort(signal?.reason)
+  signal?.addEventListener('abort', onAbort, { once: true })
+
+  const finishHost = (scanned: PortScanHost, services: Map<number, ServiceInfo>): void => {
+    const ports: PortResult[] = []
+    if (scanned.up) {
+      for (const port of scanned.open) {
+        const r: PortResult = { port, protocol: 'tcp', state: 'open' }
+        const s = services.get(port)
+        if (s !== undefined) r.service = s
+        ports.push(r)
+      }
+      for (const port of scanned.filtered) ports.push({ port, protocol: 'tcp', state: 'filtered' })
+      ports.sort((a, b) => a.port - b.port)
+    }
+    // A host that never answered tells nothing port by port: its silence is not listed.
+    for (const index of byAddress.get(scanned.address) ?? []) {
+      const result: HostResult = { address: scanned.address, hostnames: [...hosts[index].hostnames], up: scanned.up, ports, closedCount: scanned.closedCount }
+      if (scanned.rttMs !== undefined) result.rttMs = scanned.rttMs
+      results[index] = result
+      if (inner.signal.aborted) return
+      progress.hostsDone++
+      opts.onHost?.(result)
+    }
+    emit()
+  }
+
+  const onPortsDone = (scanned: PortScanHost): void => {
+    if (level === 'none' || scanned.open.length === 0) {
+      finishHost(scanned, new Map())
+      return
+    }
+    const services = new Map<number, ServiceInfo>()
+    pending.push(Promise.all(scanned.open.map(async (port) => await limit(async () => {
+      if (inner.signal.aborted) return
+      let info: ServiceInfo
+      try {
+        info = await detect({ host: scanned.address, port, level, signal: inner.signal, timeoutMs: opts.detectTimeoutMs })
+      } catch {
+        info = { service: 'unknown', cpe: [] }
+      }
+      services.set(port, info)
+    }))).then(() => { finishHost(scanned, services) }))
+  }
+
+  try {
+    await scanPorts({
+      hosts: [...byAddress.keys()],
+      ports: template.ports,
+      concurrency: opts.concurrency,
+      perHostConcurrency: opts.perHostConcurrency,
+      threads: opts.threads,
+      signal: inner.signal,
+      onProgress: (p) => {
+        if (p.portsDone > progress.portsDone) {
+          progress.portsDone = p.portsDone
+          emit()
+        }
+      },
+      onHost: onPortsDone
+    })
+    await Promise.all(pending)
+    if (aborted(signal)) throw abortError(signal as AbortSignal)
+    return results
+  } catch (err) {
+    inner.abort(err)
+    throw aborted(signal) ? abortError(signal as AbortSignal) : err
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+}
+
+/** expandTargets then scanHosts: the whole scan of a request's targets. */
+export async function runScan (targets: Target[], opts: RunScanOptions): Promise<RunScanResult> {
+  const { hosts, excluded } = await expandTargets(targets, {
+    maxHosts: opts.maxHosts,
+    scope: opts.scope ?? parseScope('', ''),
+    resolve: opts.resolve
+  })
+  return { hosts: await scanHosts(hosts, opts), excluded }
+}

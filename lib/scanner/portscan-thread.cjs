@@ -1,0 +1,306 @@
+'use strict'
+// The connect executor of the port scan: opens TCP connections as cheaply as the runtime allows and
+// reports one raw outcome per attempt. It holds no scan policy (retries, RTT estimates, host state
+// live in portscan.ts). Plain CommonJS on purpose: worker threads load this file directly, and the
+// TypeScript loaders we run under (tsx, tap's) do not hook worker threads.
+
+const net = require('node:net')
+const util = require('node:util')
+const { isMainThread, parentPort, workerData } = require('node:worker_threads')
+
+const OPEN = 0
+const CLOSED = 1
+const TIMEOUT = 2
+const UNREACH = 3
+const RESOURCE = 4
+const FILTERED = 5
+const SELF = 6
+const ABORTED = 7
+
+const OUTCOME_BY_ERRNO = {
+  ECONNREFUSED: CLOSED,
+  ETIMEDOUT: TIMEOUT,
+  EHOSTUNREACH: UNREACH,
+  ENETUNREACH: UNREACH,
+  EHOSTDOWN: UNREACH,
+  ENETDOWN: UNREACH,
+  EAFNOSUPPORT: UNREACH,
+  EINVAL: UNREACH,
+  EMFILE: RESOURCE,
+  ENFILE: RESOURCE,
+  ENOBUFS: RESOURCE,
+  ENOMEM: RESOURCE,
+  EAGAIN: RESOURCE,
+  EADDRNOTAVAIL: RESOURCE
+}
+
+// libuv status codes differ by platform; resolve each distinct one to its name once.
+const outcomeByStatus = new Map()
+function outcomeOf (status) {
+  let o = outcomeByStatus.get(status)
+  if (o === undefined) {
+    let name = ''
+    try { name = util.getSystemErrorName(status) } catch { name = '' }
+    o = OUTCOME_BY_ERRNO[name]
+    if (o === undefined) o = FILTERED
+    outcomeByStatus.set(status, o)
+  }
+  return o
+}
+
+const outcomeByCode = (code) => {
+  const o = OUTCOME_BY_ERRNO[code]
+  return o === undefined ? FILTERED : o
+}
+
+// Node's internal TCP handle skips the Socket/stream machinery, which is most of the per-connection
+// cost of net.connect. It is an internal API, so every piece is checked and net.Socket is the fallback.
+let raw = null
+try {
+  const b = typeof process.binding === 'function' ? process.binding('tcp_wrap') : null
+  if (b && typeof b.TCP === 'function' && typeof b.TCPConnectWrap === 'function' && b.constants &&
+      typeof b.TCP.prototype.connect === 'function' && typeof b.TCP.prototype.connect6 === 'function' &&
+      typeof b.TCP.prototype.getsockname === 'function') {
+    raw = b
+  }
+} catch {
+  raw = null
+}
+
+const SWEEP_MS = 10
+
+/**
+ * @param {(id: number, outcome: number, rttUs: number) => void} report called once per started attempt
+ *   (abortHost reports ABORTED, abortAll reports nothing); may be called synchronously from start().
+ * @param {{ useRaw?: boolean, connect?: Function }} [options] `connect(address, port, family, cb)`
+ *   replaces the socket layer (tests); cb(errorCode | null, localAddress, localPort); returns a closer.
+ */
+function createExecutor (report, options = {}) {
+  const injected = typeof options.connect === 'function' ? options.connect : null
+  const useRaw = injected === null && raw !== null && options.useRaw !== false
+  /** @type {{ address: string, family: number }[]} */
+  let hosts = []
+  // Live attempts, for the deadline sweep and for aborts: swap-remove keeps it dense.
+  const live = []
+  let sweepTimer = null
+  let sweepPending = false
+  let lastTick = 0
+
+  function finish (a, outcome) {
+    if (a.done) return
+    a.done = true
+    const i = a.index
+    const last = live.pop()
+    if (last !== a) { live[i] = last; last.index = i }
+    const rtt = (outcome === OPEN || outcome === CLOSED || outcome === SELF)
+      ? Math.max(1, Math.round((performance.now() - a.started) * 1000))
+      : 0
+    if (live.length === 0) stopSweep()
+    report(a.id, outcome, rtt)
+  }
+
+  function discard (a) {
+    if (a.done) return
+    a.done = true
+    const i = a.index
+    const last = live.pop()
+    if (last !== a) { live[i] = last; last.index = i }
+    closeAttempt(a, false)
+    if (live.length === 0) stopSweep()
+  }
+
+  function abort (a) {
+    if (a.done) return
+    finish(a, ABORTED)
+    closeAttempt(a, false)
+  }
+
+  function closeAttempt (a, reset) {
+    if (a.handle) {
+      const h = a.handle
+      a.handle = null
+      if (reset && typeof h.reset === 'function') {
+        // RST rather than FIN: no TIME_WAIT left behind for every open port we touch.
+        if (h.reset() !== 0) h.close()
+      } else {
+        h.close()
+      }
+    } else if (a.cancel) {
+      const c = a.cancel
+      a.cancel = null
+      c()
+    } else if (a.socket) {
+      const s = a.socket
+      a.socket = null
+      if (reset && typeof s.resetAndDestroy === 'function') s.resetAndDestroy()
+      else s.destroy()
+    }
+  }
+
+  function onRawComplete (status, handle) {
+    const a = this.attempt
+    if (a.done) return
+    if (status === 0) {
+      const local = {}
+      handle.getsockname(local)
+      const self = local.port === a.port && local.address === hosts[a.host].address
+      finish(a, self ? SELF : OPEN)
+      closeAttempt(a, true)
+    } else {
+      finish(a, outcomeOf(status))
+      closeAttempt(a, false)
+    }
+  }
+
+  // The sweep runs from setImmediate so that the poll phase has delivered every completion that
+  // is already waiting: a stalled event loop must not turn answered connects into timeouts.
+  function sweep () {
+    sweepPending = false
+    const now = performance.now()
+    for (let i = live.length - 1; i >= 0; i--) {
+      const a = live[i]
+      if (a !== undefined && a.deadline <= now) {
+        finish(a, TIMEOUT)
+        closeAttempt(a, false)
+      }
+    }
+  }
+
+  function tick () {
+    const now = performance.now()
+    const lag = now - lastTick - SWEEP_MS
+    lastTick = now
+    if (lag > SWEEP_MS * 3) {
+      // We were not running: time passed for us, not for the peers. Give the replies a chance.
+      for (const a of live) a.deadline += lag
+      return
+    }
+    if (!sweepPending) {
+      sweepPending = true
+      setImmediate(sweep)
+    }
+  }
+
+  function startSweep () {
+    if (sweepTimer === null) {
+      lastTick = performance.now()
+      sweepTimer = setInterval(tick, SWEEP_MS)
+    }
+  }
+
+  function stopSweep () {
+    if (sweepTimer !== null) {
+      clearInterval(sweepTimer)
+      sweepTimer = null
+    }
+  }
+
+  function start (id, hostIndex, port, timeoutMs) {
+    const host = hosts[hostIndex]
+    const now = performance.now()
+    const a = { id, host: hostIndex, port, started: now, deadline: now + timeoutMs, done: false, index: live.length, handle: null, socket: null, cancel: null }
+    live.push(a)
+    startSweep()
+    if (injected !== null) {
+      const cancel = injected(host.address, port, host.family, (code, localAddress, localPort) => {
+        if (a.done) return
+        if (code) finish(a, outcomeByCode(code))
+        else finish(a, localPort === port && localAddress === host.address ? SELF : OPEN)
+        closeAttempt(a, false)
+      })
+      if (!a.done) a.cancel = cancel
+      else if (typeof cancel === 'function') cancel()
+    } else if (useRaw) {
+      const h = new raw.TCP(raw.constants.SOCKET)
+      const req = new raw.TCPConnectWrap()
+      req.oncomplete = onRawComplete
+      req.attempt = a
+      a.handle = h
+      const err = host.family === 6 ? h.connect6(req, host.address, port) : h.connect(req, host.address, port)
+      if (err !== 0) {
+        finish(a, outcomeOf(err))
+        closeAttempt(a, false)
+      }
+    } else {
+      const s = new net.Socket()
+      a.socket = s
+      s.once('connect', () => {
+        if (a.done) return
+        const self = s.localPort === port && s.localAddress === host.address
+        finish(a, self ? SELF : OPEN)
+        closeAttempt(a, true)
+      })
+      s.once('error', (e) => {
+        if (a.done) return
+        finish(a, outcomeByCode(e && e.code))
+        closeAttempt(a, false)
+      })
+      s.connect({ host: host.address, port, family: host.family })
+    }
+  }
+
+  return {
+    setHosts (list) { hosts = list },
+    start,
+    abortHost (hostIndex) {
+      for (let i = live.length - 1; i >= 0; i--) {
+        const a = live[i]
+        if (a !== undefined && a.host === hostIndex) abort(a)
+      }
+    },
+    // A host's first round trips usually show that the initial timeout was far too generous.
+    retime (hostIndex, timeoutMs) {
+      for (const a of live) {
+        if (a.host === hostIndex && a.started + timeoutMs < a.deadline) a.deadline = a.started + timeoutMs
+      }
+    },
+    abortAll () {
+      while (live.length > 0) discard(live[live.length - 1])
+      stopSweep()
+    },
+    get inflight () { return live.length },
+    get raw () { return useRaw }
+  }
+}
+
+// Worker side: batches of [id, hostIndex, port, timeoutMs] in, batches of [id, outcome, rttUs] out.
+function runWorker () {
+  let out = []
+  let flushQueued = false
+  const flush = () => {
+    flushQueued = false
+    if (out.length === 0) return
+    const batch = Float64Array.from(out)
+    out = []
+    parentPort.postMessage(batch, [batch.buffer])
+  }
+  const ex = createExecutor((id, outcome, rtt) => {
+    out.push(id, outcome, rtt)
+    if (!flushQueued) {
+      flushQueued = true
+      setImmediate(flush)
+    }
+  }, { useRaw: workerData.useRaw })
+  parentPort.on('message', (m) => {
+    if (m instanceof Float64Array) {
+      for (let i = 0; i + 3 < m.length; i += 4) ex.start(m[i], m[i + 1], m[i + 2], m[i + 3])
+    } else if (m.op === 'hosts') {
+      ex.setHosts(m.hosts)
+    } else if (m.op === 'retime') {
+      ex.retime(m.host, m.timeoutMs)
+    } else if (m.op === 'abortHost') {
+      ex.abortHost(m.host)
+    } else if (m.op === 'abortAll') {
+      ex.abortAll()
+      out = []
+    }
+  })
+}
+
+if (!isMainThread && workerData && workerData.vulnscanPortscan === true) runWorker()
+
+module.exports = {
+  createExecutor,
+  rawAvailable: raw !== null,
+  OUTCOME: { OPEN, CLOSED, TIMEOUT, UNREACH, RESOURCE, FILTERED, SELF, ABORTED }
+}
