@@ -1,5 +1,6 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import type { ApiKeyRecord, HostRecord, ListOptions, Page, ScanRecord, ScanStatus, Store } from './types'
+import { isTerminal, type ApiKeyRecord, type BatchSummary, type HostRecord, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from './types'
+import { percentOf } from './scan-progress'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const
@@ -8,6 +9,8 @@ export class MemoryStore implements Store {
   protected scanOrder: string[] = []
   protected hosts = new Map<string, { record: HostRecord, json: string }>()
   protected keys = new Map<string, ApiKeyRecord>()
+  protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
+  protected batchDone = new Map<string, Map<number, BatchSummary>>()
 
   async ping (): Promise<void> {}
   async close (): Promise<void> {}
@@ -22,7 +25,46 @@ export class MemoryStore implements Store {
 
   async getScan (id: string): Promise<ScanRecord | null> {
     const s = this.scans.get(id)
-    return s ? structuredClone(s) : null
+    return s ? this.view(s) : null
+  }
+
+  /** A copy with progress summed over the batches. */
+  private view (s: ScanRecord): ScanRecord {
+    const out = structuredClone(s)
+    let hostsDone = 0
+    let portsDone = 0
+    for (const p of this.batchProgress.get(s.id)?.values() ?? []) {
+      hostsDone += p.hostsDone
+      portsDone += p.portsDone
+    }
+    out.progress = { ...out.progress, hostsDone, portsDone }
+    out.progress.percent = percentOf(out)
+    return out
+  }
+
+  async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
+    const s = this.scans.get(id)
+    if (!s) return null
+    if (isTerminal(s.status)) return { applied: false, scan: this.view(s) }
+    const { hostsTotal, portsTotal, ...rest } = patch
+    Object.assign(s, structuredClone(rest))
+    if (hostsTotal !== undefined) s.progress.hostsTotal = hostsTotal
+    if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
+    return { applied: true, scan: this.view(s) }
+  }
+
+  async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
+    let m = this.batchProgress.get(id)
+    if (!m) this.batchProgress.set(id, m = new Map())
+    const cur = m.get(batch) ?? { hostsDone: 0, portsDone: 0 }
+    m.set(batch, { hostsDone: Math.max(cur.hostsDone, progress.hostsDone), portsDone: Math.max(cur.portsDone, progress.portsDone) })
+  }
+
+  async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
+    let m = this.batchDone.get(id)
+    if (!m) this.batchDone.set(id, m = new Map())
+    if (!m.has(batch)) m.set(batch, structuredClone(summary))
+    return [...m.values()].map((b) => structuredClone(b))
   }
 
   async listScans (opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>> {
@@ -31,7 +73,7 @@ export class MemoryStore implements Store {
       const s = this.scans.get(this.scanOrder[i])
       if (s && (opts.status === undefined || s.status === opts.status)) all.push(s)
     }
-    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => structuredClone(s)), total: all.length }
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => this.view(s)), total: all.length }
   }
 
   async listHostsJson (opts: ListOptions): Promise<Page<string>> {

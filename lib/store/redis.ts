@@ -1,6 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing.
 import type { Redis } from 'ioredis'
-import type { ApiKeyRecord, HostRecord, ListOptions, Page, ScanRecord, ScanStatus, Store } from './types'
+import type { ApiKeyRecord, BatchSummary, HostRecord, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from './types'
+import { percentOf } from './scan-progress'
 
 // One round trip for a page: total, then the JSON of each host in the requested slice (newest first).
 const HOST_PAGE_LUA = `
@@ -13,9 +14,41 @@ end
 return out
 `
 
+// Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
+// KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
+const UPDATE_SCAN_LUA = `
+local cur = redis.call('HGET', KEYS[1], 'status')
+if not cur then return -1 end
+if cur == 'completed' or cur == 'failed' or cur == 'cancelled' then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local new = redis.call('HGET', KEYS[1], 'status')
+if new ~= cur then
+  redis.call('ZREM', KEYS[2] .. cur, ARGV[1])
+  redis.call('ZADD', KEYS[2] .. new, ARGV[2], ARGV[1])
+end
+return 1
+`
+
+// Raise a batch's progress counters, never lower them. KEYS: progress hash. ARGV: batch, hostsDone, portsDone.
+const BATCH_PROGRESS_LUA = `
+local fields = { ARGV[1] .. ':h', ARGV[1] .. ':p' }
+for i, f in ipairs(fields) do
+  local v = tonumber(ARGV[i + 1])
+  local cur = tonumber(redis.call('HGET', KEYS[1], f) or '0')
+  if v > cur then redis.call('HSET', KEYS[1], f, v) end
+end
+return 1
+`
+
 type RedisWithCommands = Redis & {
   vulnscanHostPage(key: string, start: number, stop: number, hostPrefix: string): Promise<[number, ...(string | null)[]]>
+  vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
+  vulnscanBatchProgress(key: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
+
+// The scan request is immutable JSON; what changes lives in a hash so that concurrent workers update
+// fields without read-modify-write races.
+const STATE_FIELDS = ['status', 'startedAt', 'finishedAt', 'reason', 'summary', 'hostsTotal', 'portsTotal', 'batches'] as const
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const
@@ -24,6 +57,8 @@ export class RedisStore implements Store {
   constructor (redis: Redis, private readonly prefix: string) {
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanHostPage !== 'function') {
       redis.defineCommand('vulnscanHostPage', { numberOfKeys: 1, lua: HOST_PAGE_LUA })
+      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
+      redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
     }
     this.redis = redis as RedisWithCommands
   }
@@ -40,10 +75,12 @@ export class RedisStore implements Store {
   async close (): Promise<void> {}
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
-    const ok = await this.redis.set(this.key('scan', scan.id), JSON.stringify(scan), 'NX')
+    const { status, startedAt, finishedAt, reason, summary, progress, batches, ...request } = scan
+    const ok = await this.redis.set(this.key('scan', scan.id), JSON.stringify(request), 'NX')
     if (ok === 'OK') {
       const score = Date.parse(scan.createdAt)
       await this.redis.multi()
+        .hset(this.key('scan', scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
         .zadd(this.key('scans'), score, scan.id)
         .zadd(this.key('scans', 'status', scan.status), score, scan.id)
         .exec()
@@ -54,9 +91,50 @@ export class RedisStore implements Store {
     return { created: false, scan: existing }
   }
 
+  private stateFields (patch: ScanPatch): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const f of STATE_FIELDS) {
+      const v = patch[f]
+      if (v !== undefined) out[f] = typeof v === 'string' ? v : JSON.stringify(v)
+    }
+    return out
+  }
+
+  private async readScans (ids: string[]): Promise<ScanRecord[]> {
+    if (ids.length === 0) return []
+    const m = this.redis.multi()
+    for (const id of ids) {
+      m.get(this.key('scan', id)).hgetall(this.key('scan', id, 'state')).hgetall(this.key('scan', id, 'progress'))
+    }
+    const res = (await m.exec() ?? []).map(([err, v]) => { if (err) throw err; return v })
+    const out: ScanRecord[] = []
+    for (let i = 0; i < ids.length; i++) {
+      const raw = res[i * 3] as string | null
+      if (raw === null) continue
+      const state = res[i * 3 + 1] as Record<string, string>
+      const prog = res[i * 3 + 2] as Record<string, string>
+      let hostsDone = 0
+      let portsDone = 0
+      for (const [f, v] of Object.entries(prog)) {
+        if (f.endsWith(':h')) hostsDone += Number(v)
+        else portsDone += Number(v)
+      }
+      const scan = JSON.parse(raw) as ScanRecord
+      scan.status = (state.status ?? 'queued') as ScanStatus
+      if (state.startedAt) scan.startedAt = state.startedAt
+      if (state.finishedAt) scan.finishedAt = state.finishedAt
+      if (state.reason) scan.reason = state.reason
+      if (state.summary) scan.summary = JSON.parse(state.summary)
+      if (state.batches) scan.batches = Number(state.batches)
+      scan.progress = { hostsTotal: Number(state.hostsTotal ?? 0), hostsDone, portsTotal: Number(state.portsTotal ?? 0), portsDone, percent: 0 }
+      scan.progress.percent = percentOf(scan)
+      out.push(scan)
+    }
+    return out
+  }
+
   async getScan (id: string): Promise<ScanRecord | null> {
-    const raw = await this.redis.get(this.key('scan', id))
-    return raw ? JSON.parse(raw) as ScanRecord : null
+    return (await this.readScans([id]))[0] ?? null
   }
 
   async listScans (opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>> {
@@ -65,9 +143,30 @@ export class RedisStore implements Store {
       .zcard(set)
       .zrevrange(set, opts.offset, opts.offset + opts.limit - 1)
       .exec() as [[null, number], [null, string[]]]
-    if (ids.length === 0) return { items: [], total }
-    const raws = await this.redis.mget(ids.map((id) => this.key('scan', id)))
-    return { items: raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as ScanRecord), total }
+    return { items: await this.readScans(ids), total }
+  }
+
+  async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
+    const raw = await this.redis.get(this.key('scan', id))
+    if (raw === null) return null
+    const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
+    const fields = Object.entries(this.stateFields(patch)).flat()
+    const r = await this.redis.vulnscanUpdateScan(this.key('scan', id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    const scan = await this.getScan(id)
+    if (r === -1 || scan === null) return null
+    return { applied: r === 1, scan }
+  }
+
+  async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
+    await this.redis.vulnscanBatchProgress(this.key('scan', id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+  }
+
+  async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
+    const [, [, all]] = await this.redis.multi()
+      .hsetnx(this.key('scan', id, 'batches'), String(batch), JSON.stringify(summary))
+      .hvals(this.key('scan', id, 'batches'))
+      .exec() as [[null, number], [null, string[]]]
+    return all.map((v) => JSON.parse(v) as BatchSummary)
   }
 
   async listHostsJson (opts: ListOptions): Promise<Page<string>> {

@@ -13,6 +13,35 @@ export interface ScanSummary {
   excluded: { address: string, reason: string }[]
 }
 
+export const TERMINAL_STATUSES: readonly ScanStatus[] = ['completed', 'failed', 'cancelled']
+
+export function isTerminal (status: ScanStatus): boolean {
+  return TERMINAL_STATUSES.includes(status)
+}
+
+/** What one batch of a scan found, added up into the scan's summary when the last batch ends. */
+export interface BatchSummary {
+  hostsUp: number
+  hostsDown: number
+  openPorts: number
+  findings: ScanSummary['findings']
+  uncheckedProducts: string[]
+  /** Set when the batch failed for good. */
+  error?: string
+}
+
+/** The mutable part of a scan, set by workers and by cancellation. */
+export interface ScanPatch {
+  status?: ScanStatus
+  startedAt?: string
+  finishedAt?: string
+  reason?: string
+  summary?: ScanSummary
+  hostsTotal?: number
+  portsTotal?: number
+  batches?: number
+}
+
 export interface ScanRecord {
   id: string
   status: ScanStatus
@@ -30,6 +59,8 @@ export interface ScanRecord {
   summary?: ScanSummary
   /** Key id (or 'service') that created the scan. */
   createdBy: string
+  /** How many host-batch jobs the scan was split into (set when planned). */
+  batches?: number
 }
 
 export interface HostPort extends Omit<PortResult, 'service'> {
@@ -86,6 +117,15 @@ export interface Store {
   createScan(scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }>
   getScan(id: string): Promise<ScanRecord | null>
   listScans(opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>>
+  /**
+   * Merge a patch into a scan's state unless the scan is already terminal (completed, failed and
+   * cancelled are final). Null for an unknown scan; `applied` false when it was terminal.
+   */
+  updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
+  /** A batch's progress so far; each value only ever goes up (a re-run batch cannot move it back). */
+  reportBatchProgress(id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void>
+  /** Record a batch as finished (once; a second call changes nothing) and return every finished batch's summary. */
+  finishBatch(id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]>
 
   /** One page of hosts, already serialized as JSON objects, newest first. */
   listHostsJson(opts: ListOptions): Promise<Page<string>>
