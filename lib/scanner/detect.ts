@@ -216,10 +216,14 @@ function noteUnknown (ctx: Ctx, reply: Buffer): void {
   if (reply.length > ctx.unknownReply.length) ctx.unknownReply = reply
 }
 
-/** Any complete banner a server-first protocol could have sent. */
+/**
+ * Whether a banner is complete: MySQL's greeting by its packet length (its protocol-version byte
+ * is a newline), multi-line `NNN-` greetings at their last line, anything else at a line end.
+ */
 function bannerComplete (reply: Buffer): boolean {
-  return ssh.complete(reply) || mysql.complete(reply) || nats.complete(reply) || ftp.complete(reply) ||
-    pop3.complete(reply)
+  if (reply.length >= 5 && reply[3] === 0 && (reply[4] === 0x0a || reply[4] === 0xff)) return mysql.complete(reply)
+  if (/^\d{3}-/.test(reply.subarray(0, 4).toString('latin1'))) return ftp.complete(reply)
+  return reply.includes(0x0a)
 }
 
 /** Signatures tried on every reply, whatever was sent, most specific first. */
@@ -405,10 +409,10 @@ const httpRun: ProbeRun = simple((ctx) => http.request(ctx.host, ctx.port), http
 const httpProbe: ClientProbe = { name: 'http', ports: http.ports, run: httpRun }
 
 /** Inside TLS: the banner where one comes, otherwise the probe the port suggests, else HTTP. */
-async function insideTls (c: Conn, ctx: Ctx): Promise<Found | null> {
+async function insideTls (c: Conn, ctx: Ctx, alpn?: string): Promise<Found | null> {
   const inner = INNER_BY_PORT.get(ctx.port)
   if (inner?.run) return await inner.run(c, ctx)
-  if (!HTTPS_PORTS.has(ctx.port)) {
+  if (!HTTPS_PORTS.has(ctx.port) && alpn !== 'http/1.1') {
     const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000))
     if (f) {
       farewell(c, f.match.service)
@@ -426,7 +430,7 @@ async function tlsRun (ctx: Ctx): Promise<Found | null> {
   ctx.conns.add(c)
   let inner: Found | null
   try {
-    inner = await insideTls(c, ctx)
+    inner = await insideTls(c, ctx, session.alpn)
   } finally {
     c.close()
   }
