@@ -325,7 +325,10 @@ function hasCommand (cmd: string): boolean {
 
 function runChild (args: string[], code: string): Promise<{ status: number | null, stdout: string, stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(args[0], [...args.slice(1), TSX, '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // A clean environment: the test runner's loader hooks would load modules lazily in the child,
+    // which a child short of descriptors on purpose cannot afford.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('TAP') && !k.startsWith('_TAPJS')))
+    const child = spawn(args[0], [...args.slice(1), TSX, '-e', code], { stdio: ['ignore', 'pipe', 'pipe'], env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
@@ -398,13 +401,16 @@ test('with a tiny descriptor limit a real scan backs off instead of failing or m
   const code = `
     const fs = require('node:fs')
     const { scanPorts } = require(${JSON.stringify(PORTSCAN)})
-    // Use up the descriptors the scan's own cap left for the rest of the process, keeping a few.
+    // Use up the descriptors the scan's own cap left for the rest of the process, keeping a few,
+    // after one small scan has loaded everything a scan needs.
+    scanPorts({ hosts: [${JSON.stringify(host)}], ports: [1], threads: 1 }).then(() => {
     const held = []
     try { for (;;) held.push(fs.openSync('/dev/null', 'r')) } catch {}
     for (let i = 0; i < 6; i++) fs.closeSync(held.pop())
     const ports = Array.from({ length: 1000 }, (_, i) => 2801 + i).filter((p) => !${JSON.stringify([...WILDCARD])}.includes(p))
     scanPorts({ hosts: [${JSON.stringify(host)}], ports, concurrency: 64, threads: 1, onStats: (s) => { process.stdout.write(JSON.stringify(s) + '\\n') } })
-      .then((r) => { console.log(JSON.stringify(r[0])); process.exit(0) }, (e) => { console.log(JSON.stringify({ error: e.message })); process.exit(0) })`
+      .then((r) => { console.log(JSON.stringify(r[0])); process.exit(0) }, (e) => { console.log(JSON.stringify({ error: e.message })); process.exit(0) })
+    })`
   const r = await runChild(['sh', '-c', 'ulimit -n 200 && exec "$0" "$@"'], code)
   t.equal(r.status, 0, r.stderr)
   const lines = r.stdout.trim().split('\n')
