@@ -70,7 +70,8 @@ try {
 const SWEEP_MS = 10
 
 /**
- * @param {(id: number, outcome: number, rttUs: number) => void} report called once per started attempt
+ * @param {(id: number, outcome: number, rttUs: number, localPort: number) => void} report called once
+ *   per started attempt; localPort is set for OPEN when we connected from the target's own address
  *   (abortHost reports ABORTED, abortAll reports nothing); may be called synchronously from start().
  * @param {{ useRaw?: boolean, connect?: Function }} [options] `connect(address, port, family, cb)`
  *   replaces the socket layer (tests); cb(errorCode | null, localAddress, localPort); returns a closer.
@@ -86,7 +87,7 @@ function createExecutor (report, options = {}) {
   let sweepPending = false
   let lastTick = 0
 
-  function finish (a, outcome) {
+  function finish (a, outcome, localPort = 0) {
     if (a.done) return
     a.done = true
     const i = a.index
@@ -96,7 +97,7 @@ function createExecutor (report, options = {}) {
       ? Math.max(1, Math.round((performance.now() - a.started) * 1000))
       : 0
     if (live.length === 0) stopSweep()
-    report(a.id, outcome, rtt)
+    report(a.id, outcome, rtt, localPort)
   }
 
   function discard (a) {
@@ -143,8 +144,11 @@ function createExecutor (report, options = {}) {
     if (status === 0) {
       const local = {}
       handle.getsockname(local)
-      const self = local.port === a.port && local.address === hosts[a.host].address
-      finish(a, self ? SELF : OPEN)
+      const sameAddress = local.address === hosts[a.host].address
+      const self = sameAddress && local.port === a.port
+      // The local port matters only when we connected from the target's own address: two of our
+      // sockets can then reach each other (port X to Y while Y to X), which the scan must undo.
+      finish(a, self ? SELF : OPEN, sameAddress ? local.port : 0)
       closeAttempt(a, true)
     } else {
       finish(a, outcomeOf(status))
@@ -205,7 +209,10 @@ function createExecutor (report, options = {}) {
       const cancel = injected(host.address, port, host.family, (code, localAddress, localPort) => {
         if (a.done) return
         if (code) finish(a, outcomeByCode(code))
-        else finish(a, localPort === port && localAddress === host.address ? SELF : OPEN)
+        else {
+          const sameAddress = localAddress === host.address
+          finish(a, sameAddress && localPort === port ? SELF : OPEN, sameAddress && localPort ? localPort : 0)
+        }
         closeAttempt(a, false)
       })
       if (!a.done) a.cancel = cancel
@@ -226,8 +233,8 @@ function createExecutor (report, options = {}) {
       a.socket = s
       s.once('connect', () => {
         if (a.done) return
-        const self = s.localPort === port && s.localAddress === host.address
-        finish(a, self ? SELF : OPEN)
+        const sameAddress = s.localAddress === host.address
+        finish(a, sameAddress && s.localPort === port ? SELF : OPEN, sameAddress ? s.localPort : 0)
         closeAttempt(a, true)
       })
       s.once('error', (e) => {
@@ -263,7 +270,7 @@ function createExecutor (report, options = {}) {
   }
 }
 
-// Worker side: batches of [id, hostIndex, port, timeoutMs] in, batches of [id, outcome, rttUs] out.
+// Worker side: batches of [id, hostIndex, port, timeoutMs] in, of [id, outcome, rttUs, localPort] out.
 function runWorker () {
   let out = []
   let flushQueued = false
@@ -274,8 +281,8 @@ function runWorker () {
     out = []
     parentPort.postMessage(batch, [batch.buffer])
   }
-  const ex = createExecutor((id, outcome, rtt) => {
-    out.push(id, outcome, rtt)
+  const ex = createExecutor((id, outcome, rtt, localPort) => {
+    out.push(id, outcome, rtt, localPort)
     if (!flushQueued) {
       flushQueued = true
       setImmediate(flush)

@@ -120,6 +120,8 @@ interface HostState {
   open: number[]
   filtered: number[]
   closed: number
+  /** Open port → the local port we connected from, when that was on the target's own address. */
+  openFrom: Map<number, number> | null
 }
 
 interface Lane {
@@ -173,7 +175,7 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
     return {
       index, address, family, next: 0, redo: [], inflight: 0, remaining: ports.length, listed: false,
       alive: false, done: false, samples: 0, srtt: 0, rttvar: 0, retried: new Set<number>(), announcedTimeout: Infinity,
-      open: [], filtered: [], closed: 0
+      open: [], filtered: [], closed: 0, openFrom: null
     }
   })
   if (opts.signal?.aborted === true) throw abortReason(opts.signal)
@@ -293,8 +295,22 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
       return r
     }
 
+    // Two of our own sockets, X→Y and Y→X on one address, meet in a simultaneous open and both look
+    // open although nobody listens: drop such pairs, as self-connects are dropped.
+    function dropCrossConnects (h: HostState): void {
+      const from = h.openFrom
+      if (from === null) return
+      const crossed = new Set<number>()
+      for (const [port, local] of from) if (from.get(local) === port) crossed.add(port)
+      if (crossed.size === 0) return
+      h.open = h.open.filter((p) => !crossed.has(p))
+      h.closed += crossed.size
+      stats.selfConnects += crossed.size
+    }
+
     function hostFinished (h: HostState): void {
       h.done = true
+      dropCrossConnects(h)
       hostsDone++
       const r = hostResult(h)
       results[h.index] = r
@@ -322,8 +338,9 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
       h.remaining = 0
       h.redo.length = 0
       h.next = ports.length
-      for (const lane of lanes) lane.abortHost(h.index)
       hostFinished(h)
+      // After hostFinished, so the ABORTED reports this triggers find the host already done.
+      if (!finished) for (const lane of lanes) lane.abortHost(h.index)
     }
 
     function requeue (h: HostState, port: number): void {
@@ -362,7 +379,7 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
       }
     }
 
-    function onResult (lane: Lane, id: number, outcome: number, rttUs: number): void {
+    function onResult (lane: Lane, id: number, outcome: number, rttUs: number, localPort: number): void {
       lane.outstanding--
       inflight--
       if (finished) return
@@ -375,6 +392,7 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
             h.alive = true
             sample(h, rttUs)
             h.open.push(port)
+            if (localPort > 0) (h.openFrom ??= new Map()).set(port, localPort)
             recovered()
             settle(h)
             break
@@ -502,7 +520,7 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
         abortAll () { ex?.abortAll() },
         async close () {}
       }
-      ex = createExecutor((id, outcome, rtt) => { onResult(lane, id, outcome, rtt) }, { connect: opts.connect })
+      ex = createExecutor((id, outcome, rtt, localPort) => { onResult(lane, id, outcome, rtt, localPort) }, { connect: opts.connect })
       ex.setHosts(hostTable)
       stats.rawHandles = ex.raw
       return lane
@@ -550,9 +568,9 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
         if (!(m instanceof Float64Array)) return
         pumping = true
         try {
-          for (let i = 0; i + 2 < m.length; i += 3) {
+          for (let i = 0; i + 3 < m.length; i += 4) {
             sent.delete(m[i])
-            onResult(lane, m[i], m[i + 1], m[i + 2])
+            onResult(lane, m[i], m[i + 1], m[i + 2], m[i + 3])
           }
         } finally {
           pumping = false

@@ -307,7 +307,8 @@ export async function expandTargets (
 export function inferTarget (value: string): Target {
   const v = value.trim()
   if (v.includes('/')) return { type: 'cidr', value: v }
-  if (isIP(v) !== 0) return { type: 'single_ip', value: v }
+  // Digits and dots, or any colon, mean an address was meant (so a typo is reported as a bad address).
+  if (isIP(v) !== 0 || /^[\d.]+$/.test(v) || (v.includes(':') && !v.includes('-'))) return { type: 'single_ip', value: v }
   if (v.includes('-')) {
     const [a, b] = v.split('-')
     if (isIP(a?.trim() ?? '') !== 0 || isIP(b?.trim() ?? '') !== 0) return { type: 'ip_range', value: v }

@@ -215,6 +215,42 @@ test('TLS on 8443 (handshake first) and an IMAP banner inside TLS', async (t) =>
   t.equal(r2.tls?.selfSigned, true)
 })
 
+test('STARTTLS on SMTP (full level): certificate read after the upgrade', async (t) => {
+  const { key, cert } = await selfSigned()
+  const st = await serve(t, (s) => {
+    s.write('220 mx.scan-target.test ESMTP Postfix (Debian/GNU)\r\n')
+    let buf = ''
+    const onData = (d: Buffer): void => {
+      buf += d.toString('latin1')
+      let nl: number
+      while ((nl = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, nl)
+        buf = buf.slice(nl + 2)
+        if (/^EHLO/i.test(line)) s.write('250-mx.scan-target.test\r\n250-PIPELINING\r\n250 STARTTLS\r\n')
+        else if (/^QUIT/i.test(line)) s.end('221 2.0.0 Bye\r\n')
+        else if (/^STARTTLS/i.test(line)) {
+          s.removeListener('data', onData)
+          s.write('220 2.0.0 Ready to start TLS\r\n')
+          const secure = new tls.TLSSocket(s, { isServer: true, key, cert })
+          secure.on('error', () => {})
+          secure.resume()
+          return
+        }
+      }
+    }
+    s.on('data', onData)
+  })
+  const full = await detectService({ host: HOST, port: st.port, level: 'full' })
+  t.match(full, { service: 'smtp', product: 'Postfix', distro: 'Debian' })
+  t.match(full.extraInfo, /STARTTLS/)
+  t.equal(full.tls?.selfSigned, true)
+  t.match(full.tls?.subject, /CN=scan-target\.test/)
+  const light = await detectService({ host: HOST, port: st.port, level: 'light' })
+  t.match(light, { service: 'smtp', product: 'Postfix' })
+  t.equal(light.tls, undefined, 'light detection does not upgrade')
+  t.ok(await allClosed(st))
+})
+
 test('a bare 220 greeting on an unknown port is settled with EHLO', async (t) => {
   const lineServer = (answer: string) => (s: net.Socket): void => {
     s.write('220 Service ready\r\n')

@@ -131,4 +131,6 @@ test('inferTarget reads the type from the syntax', async (t) => {
   t.same(inferTarget('10.0.0.1-10.0.0.5'), range('10.0.0.1-10.0.0.5'))
   t.same(inferTarget('10.0.0.0/24'), cidr('10.0.0.0/24'))
   t.same(inferTarget('db-1.example.com'), name('db-1.example.com'))
+  t.same(inferTarget('10.0.0.300'), ip('10.0.0.300'), 'a mistyped address is reported as an address')
+  t.same(inferTarget('fe80::zz'), ip('fe80::zz'))
 })
