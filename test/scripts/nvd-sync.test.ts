@@ -81,3 +81,12 @@ test('nvd:sync: NVD refusing the key fails with NVD\'s message and exit code 1',
   t.match(r.stderr, /404: Invalid apiKey\./)
   t.notMatch(r.stderr, /a-wrong-key-1234/, 'the key is never printed')
 })
+
+test('nvd:sync: bad arguments exit 2 with the usage', async (t) => {
+  const r = await runSync({ NVD_API_URL: 'http://127.0.0.1:9/rest/json' }, ['--fulll'])
+  t.equal(r.code, 2)
+  t.match(r.stderr, /Usage: npm run nvd:sync/)
+  const s = await runSync({ NVD_API_URL: 'http://127.0.0.1:9/rest/json' }, ['--since', 'whenever'])
+  t.equal(s.code, 2)
+  t.match(s.stderr, /not an ISO time/)
+})
