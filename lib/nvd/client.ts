@@ -268,7 +268,7 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (apiKey) headers.apiKey = apiKey
     for (let attempt = 0; ; attempt++) {
-      await limiter.acquire(signal)
+      const release = await limiter.acquire(signal)
       const timeout = AbortSignal.timeout(timeoutMs)
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
       let failure: NvdApiError
@@ -301,6 +301,8 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
         const timedOut = timeout.aborted
         const detail = timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(err)
         failure = new NvdApiError({ status: null, retryable: true, attempts: attempt + 1, request, detail, cause: err })
+      } finally {
+        release()
       }
       if (!failure.retryable || attempt >= maxRetries) throw failure
       const wait = retryAfterMs !== null ? Math.min(retryAfterMs, maxRetryAfterMs) : backoff(attempt)

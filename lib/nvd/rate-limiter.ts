@@ -12,9 +12,16 @@ export interface RateLimiterOptions {
   clock?: Clock
 }
 
+/**
+ * Call when the request's answer has arrived. The server counts a request when it arrives, which
+ * is somewhere between sending and answering, so the slot is re-stamped at the answer: counting
+ * from there keeps the client behind the server's window however the latency varies.
+ */
+export type ReleaseSlot = () => void
+
 export interface RateLimiter {
-  /** Resolves once a request may be sent; the slot is consumed at that moment. */
-  acquire: (signal?: AbortSignal) => Promise<void>
+  /** Resolves once a request may be sent; the slot is taken at that moment. */
+  acquire: (signal?: AbortSignal) => Promise<ReleaseSlot>
   /** Milliseconds until a slot would be free if acquire were called now (0 when one is free). */
   waitTime: () => number
   readonly requestsPerWindow: number
@@ -58,45 +65,49 @@ export function createRateLimiter (opts: RateLimiterOptions): RateLimiter {
   }
   if (!(windowMs > 0)) throw new RangeError('windowMs must be positive')
   const clock = opts.clock ?? systemClock
-  // Start times of the requests still inside the window, oldest first; never longer than the limit.
-  const sent: number[] = []
+  // Times of the requests still inside the window (send time, moved to answer time on release).
+  // At most requestsPerWindow entries, so linear scans are cheap.
+  let sent: Array<{ t: number }> = []
   // Callers queue in arrival order so a burst cannot starve an earlier waiter.
-  let tail: Promise<void> = Promise.resolve()
+  let tail: Promise<unknown> = Promise.resolve()
 
   function prune (now: number): void {
-    while (sent.length > 0 && sent[0] <= now - windowMs) sent.shift()
+    if (sent.some((s) => s.t <= now - windowMs)) sent = sent.filter((s) => s.t > now - windowMs)
   }
 
   function waitTime (): number {
     const now = clock.now()
     prune(now)
     if (sent.length < requestsPerWindow) return 0
-    return sent[0] + windowMs - now
+    let oldest = Infinity
+    for (const s of sent) oldest = Math.min(oldest, s.t)
+    return oldest + windowMs - now
   }
 
-  async function take (signal?: AbortSignal): Promise<void> {
+  async function take (signal?: AbortSignal): Promise<ReleaseSlot> {
     for (;;) {
       if (signal?.aborted) throw abortReason(signal)
       const wait = waitTime()
       if (wait <= 0) {
-        sent.push(clock.now())
-        return
+        const slot = { t: clock.now() }
+        sent.push(slot)
+        return () => { slot.t = Math.max(slot.t, clock.now()) }
       }
       await clock.sleep(wait, signal)
     }
   }
 
-  function acquire (signal?: AbortSignal): Promise<void> {
+  function acquire (signal?: AbortSignal): Promise<ReleaseSlot> {
     if (signal?.aborted) return Promise.reject(abortReason(signal))
     // A queued waiter that aborts gives up its turn without taking a slot (take() sees the signal).
-    const turn = tail.then(() => take(signal))
+    const turn = tail.then(async () => await take(signal))
     tail = turn.catch(() => {})
     if (signal === undefined) return turn
     return new Promise((resolve, reject) => {
       const onAbort = (): void => reject(abortReason(signal))
       signal.addEventListener('abort', onAbort, { once: true })
       turn.then(
-        () => { signal.removeEventListener('abort', onAbort); resolve() },
+        (release) => { signal.removeEventListener('abort', onAbort); resolve(release) },
         (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err) })
     })
   }
