@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { createNvdClient } from '../lib/nvd/client'
 import { createCveIndex } from '../lib/nvd/index'
+import { createRedisRateLimiter, NVD_REQUESTS_WITH_KEY, NVD_REQUESTS_WITHOUT_KEY, NVD_WINDOW_MS } from '../lib/nvd/rate-limiter'
 import { syncIndex, type SyncProgress } from '../lib/nvd/sync'
 import { loadConfig } from '../plugins/env'
 
@@ -58,10 +59,16 @@ async function main (): Promise<number> {
   const config = loadConfig()
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, connectTimeout: 5000 }) : undefined
   const index = await createCveIndex({ redis, prefix: config.REDIS_PREFIX + ':', filePath: config.NVD_INDEX_FILE })
+  const requestsPerWindow = config.NVD_RATE_LIMIT ?? (config.NVD_API_KEY ? NVD_REQUESTS_WITH_KEY : NVD_REQUESTS_WITHOUT_KEY)
+  // With Redis, share the NVD window with the API and workers, which fetch products on demand.
+  const limiter = redis !== undefined
+    ? createRedisRateLimiter({ redis, key: `${config.REDIS_PREFIX}:nvd:ratelimit`, requestsPerWindow, windowMs: NVD_WINDOW_MS })
+    : undefined
   const client = createNvdClient({
     baseUrl: config.NVD_API_URL,
     apiKey: config.NVD_API_KEY,
-    requestsPerWindow: config.NVD_RATE_LIMIT,
+    requestsPerWindow,
+    limiter,
     logger: {
       info: () => {},
       warn: (msg) => process.stderr.write(pc.yellow(msg) + '\n')
@@ -77,7 +84,8 @@ async function main (): Promise<number> {
   process.on('SIGTERM', onSignal)
 
   process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + config.NVD_INDEX_FILE}; NVD: ${config.NVD_API_URL} ` +
-    `(${client.limiter.requestsPerWindow} requests per ${client.limiter.windowMs / 1000} s${client.hasApiKey ? ', with API key' : ', no API key'})\n`)
+    `(${client.limiter.requestsPerWindow} requests per ${client.limiter.windowMs / 1000} s${limiter !== undefined ? ' shared through Redis' : ''}` +
+    `${client.hasApiKey ? ', with API key' : ', no API key'})\n`)
   const started = Date.now()
   try {
     const s = await syncIndex({
