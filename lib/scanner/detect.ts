@@ -348,8 +348,18 @@ const postgresProbe: ClientProbe = {
   run: async (c, ctx) => {
     c.write(postgresql.request)
     const reply = await c.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
-    const m = postgresql.parse(reply)
+    let m = postgresql.parse(reply)
     if (m && /no authentication required/.test(m.extraInfo ?? '')) c.write(postgresql.terminate)
+    if (m && !m.version && !ctx.signal.aborted) {
+      // No exact version: a refused protocol version on a second connection narrows the range.
+      const c2 = await open(ctx)
+      if (c2) {
+        c2.write(postgresql.negotiationProbe)
+        const neg = await c2.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
+        c2.close()
+        m = postgresql.parse(reply, neg) ?? m
+      }
+    }
     return found(m ?? recognise(reply, ctx.port), reply, ctx)
   }
 }

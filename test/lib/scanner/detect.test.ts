@@ -273,6 +273,21 @@ test('a server-first service on an unexpected port and Redis on its own port', a
   t.ok(await allClosed(redisLike))
 })
 
+test('PostgreSQL that wants a password: product, and a version range from protocol negotiation', async (t) => {
+  const negotiation = fs.readFileSync(path.join(__dirname, '../../fixtures/banners/postgresql-protocol-negotiation.bin'))
+  const st = await serve(t, (s) => s.once('data', (d: Buffer) => {
+    // A 3.0 startup gets an MD5 challenge; any other protocol the captured refusal.
+    if (d.readInt32BE(4) === 196608) s.write(Buffer.from([0x52, 0, 0, 0, 12, 0, 0, 0, 5, 9, 8, 7, 6]))
+    else s.end(negotiation)
+  }), 5432)
+  const r = await detectService({ host: HOST, port: st.port, level: 'light' })
+  t.same(r, {
+    service: 'postgresql', product: 'PostgreSQL', extraInfo: 'version 14 or later; authentication: MD5 password',
+    cpe: ['cpe:2.3:a:postgresql:postgresql:*:*:*:*:*:*:*:*'], banner: 'R\\x00\\x00\\x00\\x0c\\x00\\x00\\x00\\x05\\x09\\x08\\x07\\x06'
+  })
+  t.ok(await allClosed(st))
+})
+
 // The real daemons on this machine, compared with what each reports about itself.
 
 async function listening (port: number): Promise<boolean> {
