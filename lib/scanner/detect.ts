@@ -10,6 +10,8 @@
 //    order; a lower-priority reply only wins when it says more (a version beats a bare name).
 // Every reply, whichever probe provoked it, is also checked against all banner signatures: a
 // NATS server answers an HTTP probe with its INFO line, RabbitMQ answers it with an AMQP header.
+// 'light' waits less and falls back only to TLS and HTTP; 'full' tries every probe and, on SMTP,
+// IMAP, POP3 and FTP, upgrades with STARTTLS to report the certificate.
 
 import net from 'node:net'
 import { cpesFor } from './cpe-aliases'
@@ -194,7 +196,6 @@ interface Ctx {
   host: string
   port: number
   timing: Timing
-  level: DetectOptions['level']
   signal: AbortSignal
   conns: Set<Conn | { close: () => void }>
   /** Longest reply seen that nothing recognised, kept as the banner of an unknown service. */
@@ -610,7 +611,6 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
     host: opts.host,
     port: opts.port,
     timing,
-    level: opts.level,
     signal: ac.signal,
     conns: new Set(),
     unknownReply: Buffer.alloc(0),
