@@ -185,7 +185,7 @@ function describe (s: { service?: string, name?: string, product?: string, versi
   return [s.service ?? s.name ?? '-', s.product, s.version].filter(Boolean).join(' ')
 }
 
-function printReport (r: DetectionBenchResult): void {
+export function printReport (r: DetectionBenchResult): void {
   const lines = [
     `service detection on ${r.host}, ports ${r.ports.join(',')} (level ${r.level}) vs nmap ${r.nmapVersion} -sV`,
     `  ours: ${(r.oursMs / 1000).toFixed(2)} s   nmap: ${(r.nmapMs / 1000).toFixed(2)} s   nmap/ours: ${r.speedup.toFixed(1)}x`,
