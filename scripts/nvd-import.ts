@@ -1,22 +1,13 @@
 // npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]
 // Streams NVD JSON 2.0 feed files into the CVE index (Redis when REDIS_URL is set, otherwise the
-// embedded index file).
+// embedded index file NVD_INDEX_FILE).
 
 import path from 'node:path'
 import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { importFeed } from '../lib/nvd/feed-import'
 import { createCveIndex } from '../lib/nvd/index'
-
-/** The few settings this CLI needs; plugins/env.ts takes this over once it exists. */
-function loadIndexConfig (): { redisUrl?: string, prefix: string, indexFile: string } {
-  const env = process.env
-  return {
-    redisUrl: env.REDIS_URL !== undefined && env.REDIS_URL !== '' ? env.REDIS_URL : undefined,
-    prefix: env.REDIS_PREFIX ?? 'vulnscan:',
-    indexFile: env.NVD_INDEX_FILE ?? path.join(__dirname, '..', 'data', 'nvd-index.ndjson.gz')
-  }
-}
+import { loadConfig } from '../plugins/env'
 
 async function main (): Promise<number> {
   const files = process.argv.slice(2).filter((a) => a !== '--')
@@ -24,10 +15,10 @@ async function main (): Promise<number> {
     process.stderr.write('usage: npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]\n')
     return 2
   }
-  const cfg = loadIndexConfig()
-  const redis = cfg.redisUrl !== undefined ? new Redis(cfg.redisUrl, { maxRetriesPerRequest: 3 }) : undefined
-  const index = await createCveIndex({ redis, prefix: cfg.prefix, filePath: cfg.indexFile })
-  process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + cfg.indexFile}\n`)
+  const cfg = loadConfig()
+  const redis = cfg.REDIS_URL !== undefined && cfg.REDIS_URL !== '' ? new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined
+  const index = await createCveIndex({ redis, prefix: cfg.REDIS_PREFIX + ':', filePath: cfg.NVD_INDEX_FILE })
+  process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + cfg.NVD_INDEX_FILE}\n`)
   let failed = 0
   try {
     for (const file of files) {

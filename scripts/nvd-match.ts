@@ -1,21 +1,11 @@
 // npm run nvd:match -- <cpe 2.3 name> [--json]
 // Prints the CVEs the local index gives for a CPE, with the criterion that matched and why.
 
-import path from 'node:path'
 import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { createCveIndex } from '../lib/nvd/index'
+import { loadConfig } from '../plugins/env'
 import type { CveMatch } from '../lib/nvd/types'
-
-/** The few settings this CLI needs; plugins/env.ts takes this over once it exists. */
-function loadIndexConfig (): { redisUrl?: string, prefix: string, indexFile: string } {
-  const env = process.env
-  return {
-    redisUrl: env.REDIS_URL !== undefined && env.REDIS_URL !== '' ? env.REDIS_URL : undefined,
-    prefix: env.REDIS_PREFIX ?? 'vulnscan:',
-    indexFile: env.NVD_INDEX_FILE ?? path.join(__dirname, '..', 'data', 'nvd-index.ndjson.gz')
-  }
-}
 
 function order (a: CveMatch, b: CveMatch): number {
   return (b.cve.cvss ?? -1) - (a.cve.cvss ?? -1) || (a.cve.id < b.cve.id ? 1 : -1)
@@ -30,9 +20,9 @@ async function main (): Promise<number> {
       'e.g.   npm run nvd:match -- cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*\n')
     return 2
   }
-  const cfg = loadIndexConfig()
-  const redis = cfg.redisUrl !== undefined ? new Redis(cfg.redisUrl, { maxRetriesPerRequest: 3 }) : undefined
-  const index = await createCveIndex({ redis, prefix: cfg.prefix, filePath: cfg.indexFile })
+  const cfg = loadConfig()
+  const redis = cfg.REDIS_URL !== undefined && cfg.REDIS_URL !== '' ? new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined
+  const index = await createCveIndex({ redis, prefix: cfg.REDIS_PREFIX + ':', filePath: cfg.NVD_INDEX_FILE })
   try {
     const started = process.hrtime.bigint()
     const matches = (await index.match(cpe)).sort(order)

@@ -1,4 +1,4 @@
-// npm run nvd:sync [-- --full]
+// npm run nvd:sync [-- --full | --since <ISO time>]
 // Brings the CVE index (Redis when REDIS_URL is set, otherwise the embedded index file) up to date
 // with the NVD API 2.0: a full pass the first time, incremental afterwards. Ctrl-C stops after the
 // page in flight; running the command again resumes where it stopped.
@@ -8,12 +8,15 @@ import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { createNvdClient } from '../lib/nvd/client'
 import { createCveIndex } from '../lib/nvd/index'
+import { createRedisRateLimiter, NVD_REQUESTS_WITH_KEY, NVD_REQUESTS_WITHOUT_KEY, NVD_WINDOW_MS } from '../lib/nvd/rate-limiter'
 import { syncIndex, type SyncProgress } from '../lib/nvd/sync'
 import { loadConfig } from '../plugins/env'
 
-const USAGE = `Usage: npm run nvd:sync [-- --full]
+const USAGE = `Usage: npm run nvd:sync [-- --full | --since <ISO time>]
 
-  --full   fetch every CVE again even when the index has a watermark
+  --full           fetch every CVE again even when the index has a watermark
+  --since <time>   on an index without a watermark (e.g. filled by nvd:import from feed files),
+                   sync only what changed since <time> instead of a full pass
 
 Reads NVD_API_URL, NVD_API_KEY, NVD_RATE_LIMIT, REDIS_URL, REDIS_PREFIX and NVD_INDEX_FILE.
 Without an NVD API key the NVD allows 5 requests per 30 s: a first full sync takes about an hour
@@ -35,10 +38,20 @@ function progressLine (p: SyncProgress, startedMs: number): string {
 }
 
 async function main (): Promise<number> {
-  const { values } = parseArgs({
-    allowPositionals: false,
-    options: { full: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
-  })
+  let values: { full?: boolean, since?: string, help?: boolean }
+  try {
+    values = parseArgs({
+      allowPositionals: false,
+      options: { full: { type: 'boolean' }, since: { type: 'string' }, help: { type: 'boolean', short: 'h' } }
+    }).values
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`)
+    return 2
+  }
+  if (values.since !== undefined && Number.isNaN(Date.parse(values.since))) {
+    process.stderr.write(`--since '${values.since.slice(0, 40)}' is not an ISO time\n${USAGE}\n`)
+    return 2
+  }
   if (values.help === true) {
     process.stdout.write(USAGE + '\n')
     return 0
@@ -46,10 +59,16 @@ async function main (): Promise<number> {
   const config = loadConfig()
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, connectTimeout: 5000 }) : undefined
   const index = await createCveIndex({ redis, prefix: config.REDIS_PREFIX + ':', filePath: config.NVD_INDEX_FILE })
+  const requestsPerWindow = config.NVD_RATE_LIMIT ?? (config.NVD_API_KEY ? NVD_REQUESTS_WITH_KEY : NVD_REQUESTS_WITHOUT_KEY)
+  // With Redis, share the NVD window with the API and workers, which fetch products on demand.
+  const limiter = redis !== undefined
+    ? createRedisRateLimiter({ redis, key: `${config.REDIS_PREFIX}:nvd:ratelimit`, requestsPerWindow, windowMs: NVD_WINDOW_MS })
+    : undefined
   const client = createNvdClient({
     baseUrl: config.NVD_API_URL,
     apiKey: config.NVD_API_KEY,
-    requestsPerWindow: config.NVD_RATE_LIMIT,
+    requestsPerWindow,
+    limiter,
     logger: {
       info: () => {},
       warn: (msg) => process.stderr.write(pc.yellow(msg) + '\n')
@@ -65,13 +84,15 @@ async function main (): Promise<number> {
   process.on('SIGTERM', onSignal)
 
   process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + config.NVD_INDEX_FILE}; NVD: ${config.NVD_API_URL} ` +
-    `(${client.limiter.requestsPerWindow} requests per ${client.limiter.windowMs / 1000} s${client.hasApiKey ? ', with API key' : ', no API key'})\n`)
+    `(${client.limiter.requestsPerWindow} requests per ${client.limiter.windowMs / 1000} s${limiter !== undefined ? ' shared through Redis' : ''}` +
+    `${client.hasApiKey ? ', with API key' : ', no API key'})\n`)
   const started = Date.now()
   try {
     const s = await syncIndex({
       client,
       index,
       full: values.full === true,
+      since: values.since,
       signal: ac.signal,
       onProgress: (p) => process.stderr.write(progressLine(p, started) + '\n')
     })

@@ -79,6 +79,11 @@ export interface RequestOptions {
 }
 
 export interface NvdClient {
+  /**
+   * Every page of a query. A lastMod span longer than 120 days is walked window by window;
+   * `startIndex` applies to the first window. Retries, rate limiting and total changes between
+   * pages are handled inside; errors that survive the retries end the iteration with NvdApiError.
+   */
   cvePages: (query?: CveQuery, opts?: RequestOptions) => AsyncGenerator<CvePage, void, undefined>
   /** One page exactly as asked (no window splitting, no follow-up pages). */
   fetchPage: (query: CveQuery, opts?: RequestOptions) => Promise<CvePage>
@@ -219,6 +224,10 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
   const baseUrl = (opts.baseUrl || DEFAULT_NVD_BASE_URL).replace(/\/+$/, '')
   const endpoint = baseUrl + '/cves/2.0'
   const apiKey = opts.apiKey !== undefined && opts.apiKey !== '' ? opts.apiKey : undefined
+  // Checked here because fetch's own complaint about a bad header value quotes the value.
+  if (apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) {
+    throw new RangeError('the NVD API key contains characters a header cannot carry (whitespace or non-ASCII)')
+  }
   const clock = opts.clock ?? systemClock
   const limiter = opts.limiter ?? createRateLimiter({
     requestsPerWindow: opts.requestsPerWindow ?? (apiKey ? NVD_REQUESTS_WITH_KEY : NVD_REQUESTS_WITHOUT_KEY),
@@ -251,8 +260,12 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
     }
     // NVD takes noRejected as a bare flag without a value.
     if (q.noRejected === true) parts.push('noRejected')
-    add('resultsPerPage', String(q.resultsPerPage ?? defaultPageSize))
-    add('startIndex', String(q.startIndex ?? 0))
+    const perPage = q.resultsPerPage ?? defaultPageSize
+    const startIndex = q.startIndex ?? 0
+    if (!Number.isInteger(perPage) || perPage < 1) throw new RangeError('resultsPerPage must be a positive integer')
+    if (!Number.isInteger(startIndex) || startIndex < 0) throw new RangeError('startIndex must be a non-negative integer')
+    add('resultsPerPage', String(Math.min(perPage, NVD_MAX_RESULTS_PER_PAGE)))
+    add('startIndex', String(startIndex))
     return parts.join('&')
   }
 
@@ -268,7 +281,7 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (apiKey) headers.apiKey = apiKey
     for (let attempt = 0; ; attempt++) {
-      await limiter.acquire(signal)
+      const release = await limiter.acquire(signal)
       const timeout = AbortSignal.timeout(timeoutMs)
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
       let failure: NvdApiError
@@ -301,6 +314,8 @@ export function createNvdClient (opts: NvdClientOptions): NvdClient {
         const timedOut = timeout.aborted
         const detail = timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(err)
         failure = new NvdApiError({ status: null, retryable: true, attempts: attempt + 1, request, detail, cause: err })
+      } finally {
+        release()
       }
       if (!failure.retryable || attempt >= maxRetries) throw failure
       const wait = retryAfterMs !== null ? Math.min(retryAfterMs, maxRetryAfterMs) : backoff(attempt)

@@ -75,12 +75,21 @@ export async function importFeed (file: string, index: CveIndex, opts: ImportOpt
     if (result.errors.length < MAX_ERRORS) result.errors.push(msg)
   }
 
+  // One batch is written while the next one is read: parsing and index I/O overlap, and at
+  // most two batches are ever held in memory.
+  let inflight: Promise<void> = Promise.resolve()
+  let writeError: Error | null = null
   const flush = async (): Promise<void> => {
+    await inflight
+    if (writeError !== null) throw writeError
     if (batch.length === 0) return
     const b = batch
+    const readSoFar = seen
     batch = []
-    result.stored += direct ? await index.upsertRecords(b) : await index.upsertRaw(b)
-    opts.onProgress?.(seen)
+    inflight = (direct ? index.upsertRecords(b) : index.upsertRaw(b)).then((n) => {
+      result.stored += n
+      opts.onProgress?.(readSoFar)
+    }, (err: Error) => { writeError = err })
   }
 
   const stages: Stage[] = []
@@ -111,9 +120,12 @@ export async function importFeed (file: string, index: CveIndex, opts: ImportOpt
   try {
     await (pipeline as unknown as (...args: unknown[]) => Promise<void>)(createReadStream(file), ...stages, consume)
   } catch (err) {
+    await inflight
     throw new Error(`cannot import ${file}: ${(err as Error).message}`)
   }
   await flush()
+  await inflight
+  if (writeError !== null) throw writeError
   if (result.skipped > result.errors.length) {
     result.errors.push(`… and ${result.skipped - result.errors.length} more`)
   }

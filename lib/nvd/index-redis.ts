@@ -3,7 +3,10 @@
 // Keys, under `<prefix>nvd:` (prefix given by the caller, e.g. `vulnscan:`):
 //   cve:<id>                    deflated record JSON (see record-codec)
 //   lm                          hash id → lastModified (the "newer wins" check without reading records)
-//   product:<vendor>:<product>  hash id → JSON [[criterion, platform criteria | 0], ...] naming the product
+//   product:<vendor>:<product>  hash id → the criteria of that CVE naming the product, as
+//                               "critId[/platId],..." (ids are short hashes of their content)
+//   crit                        hash critId → criterion JSON (shared by every CVE that lists it)
+//   plat                        hash platId → JSON list of the platform criteria an AND requires
 //   products                    set of vendor:product keys that have criteria
 //   pgen                        hash vendor:product → generation, bumped whenever that product's CVEs change
 //   meta                        hash (lastSync and whatever the sync keeps)
@@ -13,9 +16,10 @@
 // generation; a warm match costs one HGET of that generation, so a change made by another
 // process is seen at the next match.
 
-import type { Redis } from 'ioredis'
+import { createHash } from 'node:crypto'
+import type { ChainableCommander, Redis } from 'ioredis'
 import { compileTarget, criterionUses, productKeyOf, type CriterionUse, type MatchHit } from './matcher'
-import { ProductGroups, expandHits, type GroupHit } from './product-groups'
+import { ProductGroups, expandHits, groupKey, type GroupHit } from './product-groups'
 import { compareModified, decodeJson, decodeRecord, encodeJson } from './record-codec'
 import { hitsToMatches, newestPerId, normalizeAll, prepare, type LocalCveIndex, type PreparedRecord } from './index-common'
 import type { CpeCriterion, CveMatch, CveRecord, IndexStats } from './types'
@@ -24,7 +28,25 @@ const PRODUCT_CACHE_MAX = 256
 const RECORD_CACHE_PER_PRODUCT = 512
 const MGET_CHUNK = 1000
 
-type StoredUse = [CpeCriterion, string[] | 0]
+const DEF_CACHE_MAX = 200_000
+
+function shortHash (s: string): string {
+  return createHash('sha1').update(s).digest('base64url').slice(0, 16)
+}
+
+/** One CVE's criteria for one product, encoded, with the definitions the encoding refers to. */
+interface EncodedUses {
+  value: string
+  crits: Map<string, CpeCriterion>
+  plats: Map<string, string[]>
+}
+
+interface WritePlan {
+  ops: Array<(tx: ChainableCommander) => unknown>
+  /** Products that lost a CVE and may now be empty. */
+  emptied: Set<string>
+  stored: number
+}
 
 interface CachedProduct {
   gen: string
@@ -38,15 +60,23 @@ export interface RedisIndexOptions {
   prefix: string
 }
 
-function usesByProduct (uses: CriterionUse[]): Map<string, StoredUse[]> {
-  const m = new Map<string, StoredUse[]>()
+function usesByProduct (uses: CriterionUse[]): Map<string, EncodedUses> {
+  const m = new Map<string, EncodedUses>()
   for (const u of uses) {
-    let list = m.get(u.productKey)
-    if (list === undefined) {
-      list = []
-      m.set(u.productKey, list)
+    let e = m.get(u.productKey)
+    if (e === undefined) {
+      e = { value: '', crits: new Map(), plats: new Map() }
+      m.set(u.productKey, e)
     }
-    list.push([u.criterion, u.requiresPlatform ?? 0])
+    const critId = shortHash(groupKey(u.criterion))
+    e.crits.set(critId, u.criterion)
+    let item = critId
+    if (u.requiresPlatform !== undefined) {
+      const platId = shortHash(u.requiresPlatform.join('\n'))
+      e.plats.set(platId, u.requiresPlatform)
+      item += '/' + platId
+    }
+    e.value += (e.value === '' ? '' : ',') + item
   }
   return m
 }
@@ -55,6 +85,9 @@ export class RedisIndex implements LocalCveIndex {
   readonly base: string
   private readonly redis: Redis
   private readonly cache = new Map<string, CachedProduct>()
+  private writes: Promise<unknown> = Promise.resolve()
+  private readonly crits = new Map<string, CpeCriterion>()
+  private readonly plats = new Map<string, string[]>()
 
   constructor (opts: RedisIndexOptions) {
     this.redis = opts.redis
@@ -71,30 +104,75 @@ export class RedisIndex implements LocalCveIndex {
   }
 
   async upsertRecords (records: CveRecord[]): Promise<number> {
+    // WATCH state belongs to the connection, so this process's own batches go one at a time.
+    const run = this.writes.then(async () => await this.upsertWatched(records), async () => await this.upsertWatched(records))
+    this.writes = run.catch(() => {})
+    return await run
+  }
+
+  /**
+   * Optimistic transaction: the records' keys are watched while their stored versions are read,
+   * so a concurrent writer (another process syncing the same CVE) makes EXEC fail and the batch
+   * is re-read and retried instead of applying a product diff computed from a stale record.
+   */
+  private async upsertWatched (records: CveRecord[]): Promise<number> {
     const batch = newestPerId(records, compareModified)
     if (batch.length === 0) return 0
+    const prepared = new Map<string, PreparedRecord>()
+    const keys = batch.map((r) => this.k('cve:' + r.id))
+    for (let attempt = 0; ; attempt++) {
+      await this.redis.watch(...keys)
+      let plan: WritePlan
+      try {
+        plan = await this.plan(batch, prepared)
+      } catch (err) {
+        await this.redis.unwatch()
+        throw err
+      }
+      if (plan.stored === 0) {
+        await this.redis.unwatch()
+        return 0
+      }
+      const tx = this.redis.multi()
+      for (const op of plan.ops) op(tx)
+      const res = await tx.exec()
+      if (res === null) {
+        if (attempt >= 8) throw new Error('NVD index: too many concurrent writes to the same CVEs, giving up')
+        continue
+      }
+      const failed = res.find(([err]) => err !== null)
+      if (failed !== undefined) throw failed[0] as Error
+      if (plan.emptied.size > 0) await this.dropEmptyProducts([...plan.emptied])
+      return plan.stored
+    }
+  }
+
+  private async plan (batch: CveRecord[], prepared: Map<string, PreparedRecord>): Promise<WritePlan> {
     const oldLms = await this.redis.hmget(this.k('lm'), ...batch.map((r) => r.id))
     const candidates: Array<{ p: PreparedRecord, existed: boolean }> = []
     batch.forEach((r, i) => {
       const old = oldLms[i]
       if (old !== null && compareModified(r.lastModified, old) < 0) return
-      candidates.push({ p: prepare(r), existed: old !== null })
+      let p = prepared.get(r.id)
+      if (p === undefined) {
+        p = prepare(r)
+        prepared.set(r.id, p)
+      }
+      candidates.push({ p, existed: old !== null })
     })
-    const existing = candidates.filter((c) => c.existed)
     const oldBlobs = new Map<string, Buffer | null>()
+    const existing = candidates.filter((c) => c.existed).map((c) => c.p.record.id)
     if (existing.length > 0) {
-      const ids = existing.map((c) => c.p.record.id)
-      const blobs = await this.redis.mgetBuffer(...ids.map((id) => this.k('cve:' + id)))
-      ids.forEach((id, i) => oldBlobs.set(id, blobs[i]))
+      const blobs = await this.redis.mgetBuffer(...existing.map((id) => this.k('cve:' + id)))
+      existing.forEach((id, i) => oldBlobs.set(id, blobs[i]))
     }
-    const tx = this.redis.multi()
+    const plan: WritePlan = { ops: [], emptied: new Set(), stored: 0 }
     const touched = new Set<string>()
-    const emptied = new Set<string>()
-    let stored = 0
+    const newDefs = new Set<string>()
     for (const { p } of candidates) {
       const id = p.record.id
       const oldBlob = oldBlobs.get(id)
-      let oldUses = new Map<string, StoredUse[]>()
+      let oldUses = new Map<string, EncodedUses>()
       if (oldBlob !== undefined && oldBlob !== null) {
         const oldJson = decodeJson(oldBlob)
         if (oldJson === p.json) continue
@@ -104,32 +182,37 @@ export class RedisIndex implements LocalCveIndex {
       }
       const newUses = usesByProduct(p.uses)
       for (const key of oldUses.keys()) {
+        touched.add(key)
         if (!newUses.has(key)) {
-          tx.hdel(this.k('product:' + key), id)
-          emptied.add(key)
-          touched.add(key)
+          plan.ops.push((tx) => tx.hdel(this.k('product:' + key), id))
+          plan.emptied.add(key)
         }
       }
       for (const [key, list] of newUses) {
-        const prev = oldUses.get(key)
-        const json = JSON.stringify(list)
-        if (prev !== undefined && JSON.stringify(prev) === json) continue
-        tx.hset(this.k('product:' + key), id, json)
-        tx.sadd(this.k('products'), key)
+        // Every product of a changed record gets a new generation, so caches drop the old record too.
         touched.add(key)
+        for (const [critId, c] of list.crits) {
+          if (newDefs.has('c' + critId)) continue
+          newDefs.add('c' + critId)
+          plan.ops.push((tx) => tx.hset(this.k('crit'), critId, JSON.stringify(c)))
+        }
+        for (const [platId, req] of list.plats) {
+          if (newDefs.has('p' + platId)) continue
+          newDefs.add('p' + platId)
+          plan.ops.push((tx) => tx.hset(this.k('plat'), platId, JSON.stringify(req)))
+        }
+        const prev = oldUses.get(key)
+        if (prev !== undefined && prev.value === list.value) continue
+        const value = list.value
+        plan.ops.push((tx) => tx.hset(this.k('product:' + key), id, value).sadd(this.k('products'), key))
       }
-      tx.set(this.k('cve:' + id), encodeJson(p.json))
-      tx.hset(this.k('lm'), id, p.record.lastModified)
-      stored++
+      const blob = encodeJson(p.json)
+      const lm = p.record.lastModified
+      plan.ops.push((tx) => tx.set(this.k('cve:' + id), blob).hset(this.k('lm'), id, lm))
+      plan.stored++
     }
-    for (const key of touched) tx.hincrby(this.k('pgen'), key, 1)
-    if (stored === 0) {
-      tx.discard()
-      return 0
-    }
-    await tx.exec()
-    if (emptied.size > 0) await this.dropEmptyProducts([...emptied])
-    return stored
+    for (const key of touched) plan.ops.push((tx) => tx.hincrby(this.k('pgen'), key, 1))
+    return plan
   }
 
   private async dropEmptyProducts (keys: string[]): Promise<void> {
@@ -168,11 +251,15 @@ export class RedisIndex implements LocalCveIndex {
     const res = await this.redis.multi().hget(this.k('pgen'), key).hgetall(this.k('product:' + key)).exec()
     const freshGen = (res?.[0]?.[1] as string | null) ?? '0'
     const fields = (res?.[1]?.[1] ?? {}) as Record<string, string>
+    const entries = Object.entries(fields).map(([id, v]) => [id, v.split(',').map((item) => item.split('/'))] as const)
+    await this.loadDefinitions(entries)
     const groups = new ProductGroups()
-    for (const [id, json] of Object.entries(fields)) {
-      for (const [criterion, req] of JSON.parse(json) as StoredUse[]) {
+    for (const [id, items] of entries) {
+      for (const [critId, platId] of items) {
+        const criterion = this.crits.get(critId)
+        if (criterion === undefined) continue
         const use: CriterionUse = { criterion, productKey: key }
-        if (req !== 0) use.requiresPlatform = req
+        if (platId !== undefined) use.requiresPlatform = this.plats.get(platId) ?? [`unknown platform ${platId}`]
         groups.add(id, use)
       }
     }
@@ -184,6 +271,29 @@ export class RedisIndex implements LocalCveIndex {
     }
     this.cache.set(key, entry)
     return entry
+  }
+
+  /** Fetch the criterion and platform definitions a product refers to that this process lacks. */
+  private async loadDefinitions (entries: ReadonlyArray<readonly [string, string[][]]>): Promise<void> {
+    const critIds = new Set<string>()
+    const platIds = new Set<string>()
+    for (const [, items] of entries) {
+      for (const [c, p] of items) {
+        if (!this.crits.has(c)) critIds.add(c)
+        if (p !== undefined && !this.plats.has(p)) platIds.add(p)
+      }
+    }
+    if (critIds.size === 0 && platIds.size === 0) return
+    if (this.crits.size + critIds.size > DEF_CACHE_MAX) this.crits.clear()
+    if (this.plats.size + platIds.size > DEF_CACHE_MAX) this.plats.clear()
+    const c = [...critIds]
+    const p = [...platIds]
+    const [cv, pv] = await Promise.all([
+      c.length > 0 ? this.redis.hmget(this.k('crit'), ...c) : Promise.resolve([]),
+      p.length > 0 ? this.redis.hmget(this.k('plat'), ...p) : Promise.resolve([])
+    ])
+    c.forEach((id, i) => { const v = cv[i]; if (v !== null && v !== undefined) this.crits.set(id, JSON.parse(v) as CpeCriterion) })
+    p.forEach((id, i) => { const v = pv[i]; if (v !== null && v !== undefined) this.plats.set(id, JSON.parse(v) as string[]) })
   }
 
   async matchGroups (cpe: string): Promise<GroupHit[]> {
@@ -247,6 +357,8 @@ export class RedisIndex implements LocalCveIndex {
   /** The connection belongs to the caller; only the in-process cache is released. */
   async close (): Promise<void> {
     this.cache.clear()
+    this.crits.clear()
+    this.plats.clear()
   }
 
   /** Delete every key of this index (tests, benchmarks, a full re-import). Never touches other keys. */

@@ -41,6 +41,11 @@ export interface SyncOptions {
    * few repeats (idempotent) where a gap would lose changes for good. Default one hour.
    */
   overlapMs?: number
+  /**
+   * Start incremental from here when the index has no watermark yet, instead of a full pass:
+   * for an index filled from NVD's feed files, the time those files were generated.
+   */
+  since?: Date | string
   /** Longest lastMod window (NVD allows 120 days). */
   maxWindowDays?: number
 }
@@ -241,7 +246,12 @@ export async function syncIndex (opts: SyncOptions): Promise<SyncSummary> {
     if (progress.mode === 'full') await runFull(progress)
     else await runIncremental(progress)
   }
-  const watermark = await index.getMeta(META_WATERMARK)
+  let watermark = await index.getMeta(META_WATERMARK)
+  if ((watermark === null || !isIso(watermark)) && opts.since !== undefined && opts.full !== true && !summary.resumed) {
+    const since = new Date(opts.since)
+    if (Number.isNaN(since.getTime())) throw new RangeError('since is not a valid date')
+    watermark = since.toISOString()
+  }
   if (!summary.resumed && (opts.full === true || watermark === null || !isIso(watermark))) {
     await runFull({ v: 1, mode: 'full', runStart: now().toISOString(), startIndex: 0 })
   } else {

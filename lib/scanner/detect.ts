@@ -10,12 +10,14 @@
 //    order; a lower-priority reply only wins when it says more (a version beats a bare name).
 // Every reply, whichever probe provoked it, is also checked against all banner signatures: a
 // NATS server answers an HTTP probe with its INFO line, RabbitMQ answers it with an AMQP header.
+// 'light' waits less and falls back only to TLS and HTTP; 'full' tries every probe and, on SMTP,
+// IMAP, POP3 and FTP, upgrades with STARTTLS to report the certificate.
 
 import net from 'node:net'
 import { cpesFor } from './cpe-aliases'
 import { openTls } from './tls'
 import type { ServiceInfo, TlsInfo } from './types'
-import { MAX_REPLY_BYTES, printable, type ProbeIO, type ProbeMatch } from './probes/common'
+import { joinInfo, MAX_REPLY_BYTES, printable, type ProbeIO, type ProbeMatch } from './probes/common'
 import * as amqp from './probes/amqp'
 import * as epmd from './probes/epmd'
 import * as ftp from './probes/ftp'
@@ -75,20 +77,23 @@ class Conn implements ProbeIO {
   closed = false
   private wake: (() => void) | null = null
 
+  private readonly onData = (chunk: Buffer): void => {
+    const room = MAX_REPLY_BYTES - this.received
+    if (room <= 0) return
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
+    this.received += kept.length
+    this.pending.push(kept)
+    this.pendingLen += kept.length
+    this.wake?.()
+  }
+
+  private readonly onEnd = (): void => { this.closed = true; this.wake?.() }
+
   constructor (readonly socket: net.Socket, private readonly signal: AbortSignal) {
-    socket.on('data', (chunk: Buffer) => {
-      const room = MAX_REPLY_BYTES - this.received
-      if (room <= 0) return
-      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
-      this.received += kept.length
-      this.pending.push(kept)
-      this.pendingLen += kept.length
-      this.wake?.()
-    })
-    const onEnd = (): void => { this.closed = true; this.wake?.() }
-    socket.on('end', onEnd)
-    socket.on('close', onEnd)
-    socket.on('error', onEnd)
+    socket.on('data', this.onData)
+    socket.on('end', this.onEnd)
+    socket.on('close', this.onEnd)
+    socket.on('error', this.onEnd)
   }
 
   static open (host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<Conn | null> {
@@ -161,6 +166,18 @@ class Conn implements ProbeIO {
     })
   }
 
+  /** Hand the raw socket over (to a TLS wrapper); this Conn stops reading but still owns closing it. */
+  release (): net.Socket {
+    this.socket.removeListener('data', this.onData)
+    this.socket.removeListener('end', this.onEnd)
+    this.socket.removeListener('close', this.onEnd)
+    this.socket.removeListener('error', this.onEnd)
+    // The TLS layer reports errors on its own socket; the raw one must not crash the process.
+    this.socket.on('error', () => {})
+    this.closed = true
+    return this.socket
+  }
+
   close (): void {
     this.socket.destroy()
     this.closed = true
@@ -179,7 +196,6 @@ interface Ctx {
   host: string
   port: number
   timing: Timing
-  level: DetectOptions['level']
   signal: AbortSignal
   conns: Set<Conn | { close: () => void }>
   /** Longest reply seen that nothing recognised, kept as the banner of an unknown service. */
@@ -201,10 +217,14 @@ function noteUnknown (ctx: Ctx, reply: Buffer): void {
   if (reply.length > ctx.unknownReply.length) ctx.unknownReply = reply
 }
 
-/** Any complete banner a server-first protocol could have sent. */
+/**
+ * Whether a banner is complete: MySQL's greeting by its packet length (its protocol-version byte
+ * is a newline), multi-line `NNN-` greetings at their last line, anything else at a line end.
+ */
 function bannerComplete (reply: Buffer): boolean {
-  return ssh.complete(reply) || mysql.complete(reply) || nats.complete(reply) || ftp.complete(reply) ||
-    pop3.complete(reply)
+  if (reply.length >= 5 && reply[3] === 0 && (reply[4] === 0x0a || reply[4] === 0xff)) return mysql.complete(reply)
+  if (/^\d{3}-/.test(reply.subarray(0, 4).toString('latin1'))) return ftp.complete(reply)
+  return reply.includes(0x0a)
 }
 
 /** Signatures tried on every reply, whatever was sent, most specific first. */
@@ -246,8 +266,57 @@ async function readBanner (c: Conn, ctx: Ctx, waitMs: number): Promise<{ reply: 
       ? smtp.parse(reply, smtp.ports[0])
       : /^5\d\d/.test(answer.toString('latin1')) ? ftp.parse(reply, ftp.ports[0]) : null
   }
-  if (match) farewell(c, match.service)
   return { reply, found: found(match, reply, ctx) }
+}
+
+interface StartTlsDialogue {
+  /** Capability request and the sign in its answer that STARTTLS is offered. */
+  ask?: { send: Buffer, done: (r: Buffer) => boolean, offered: RegExp }
+  command: Buffer
+  done: (r: Buffer) => boolean
+  ok: RegExp
+}
+
+const lastLine = (re: RegExp) => (r: Buffer): boolean => re.test(r.toString('latin1'))
+
+/** How each text protocol asks to upgrade the connection (RFC 3207, 9051, 2595, 4217). */
+const STARTTLS: Record<string, StartTlsDialogue> = {
+  smtp: {
+    ask: { send: smtp.ehlo, done: lastLine(/^\d{3} [^\n]*\n/m), offered: /^250[ -]STARTTLS\b/mi },
+    command: Buffer.from('STARTTLS\r\n'),
+    done: lastLine(/^\d{3} [^\n]*\n/m),
+    ok: /^220 /
+  },
+  imap: {
+    ask: { send: Buffer.from('a0 CAPABILITY\r\n'), done: lastLine(/^a0 (OK|NO|BAD)\b[^\n]*\n/mi), offered: /\bSTARTTLS\b/i },
+    command: Buffer.from('a1 STARTTLS\r\n'),
+    done: lastLine(/^a1 (OK|NO|BAD)\b[^\n]*\n/mi),
+    ok: /^a1 OK\b/mi
+  },
+  pop3: {
+    ask: { send: Buffer.from('CAPA\r\n'), done: lastLine(/^(\.|-ERR[^\n]*)\r?\n/m), offered: /^STLS\b/mi },
+    command: Buffer.from('STLS\r\n'),
+    done: lastLine(/^[+-][^\n]*\n/m),
+    ok: /^\+OK/
+  },
+  ftp: { command: Buffer.from('AUTH TLS\r\n'), done: lastLine(/^\d{3} [^\n]*\n/m), ok: /^234 / }
+}
+
+/** Upgrade an identified text-protocol connection with STARTTLS; the certificate when it works. */
+async function startTls (c: Conn, service: string, ctx: Ctx): Promise<TlsInfo | undefined> {
+  const d = STARTTLS[service]
+  if (d.ask) {
+    c.write(d.ask.send)
+    const caps = await c.read(d.ask.done, remaining(ctx, ctx.timing.probe))
+    if (!d.ask.offered.test(caps.toString('latin1'))) return undefined
+  }
+  c.write(d.command)
+  const answer = await c.read(d.done, remaining(ctx, ctx.timing.probe))
+  if (!d.ok.test(answer.toString('latin1')) || c.closed) return undefined
+  const session = await openTls({ host: ctx.host, port: ctx.port, socket: c.release(), timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
+  if (!session) return undefined
+  session.socket.destroy()
+  return session.info
 }
 
 type ProbeRun = (c: Conn, ctx: Ctx) => Promise<Found | null>
@@ -255,9 +324,10 @@ type ProbeRun = (c: Conn, ctx: Ctx) => Promise<Found | null>
 interface ClientProbe {
   name: string
   ports: number[]
-  /** Runs on a fresh plain connection; TLS opens its own. */
-  run: ProbeRun
-  tls?: boolean
+  /** Runs on a fresh plain connection. */
+  run?: ProbeRun
+  /** Opens its own connection instead (the TLS handshake). */
+  runAlone?: (ctx: Ctx) => Promise<Found | null>
 }
 
 /** Send one request and identify the reply. */
@@ -279,8 +349,18 @@ const postgresProbe: ClientProbe = {
   run: async (c, ctx) => {
     c.write(postgresql.request)
     const reply = await c.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
-    const m = postgresql.parse(reply)
+    let m = postgresql.parse(reply)
     if (m && /no authentication required/.test(m.extraInfo ?? '')) c.write(postgresql.terminate)
+    if (m && !m.version && !ctx.signal.aborted) {
+      // No exact version: a refused protocol version on a second connection narrows the range.
+      const c2 = await open(ctx)
+      if (c2) {
+        c2.write(postgresql.negotiationProbe)
+        const neg = await c2.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
+        c2.close()
+        m = postgresql.parse(reply, neg) ?? m
+      }
+    }
     return found(m ?? recognise(reply, ctx.port), reply, ctx)
   }
 }
@@ -340,29 +420,37 @@ const httpRun: ProbeRun = simple((ctx) => http.request(ctx.host, ctx.port), http
 const httpProbe: ClientProbe = { name: 'http', ports: http.ports, run: httpRun }
 
 /** Inside TLS: the banner where one comes, otherwise the probe the port suggests, else HTTP. */
-async function insideTls (c: Conn, ctx: Ctx): Promise<Found | null> {
+async function insideTls (c: Conn, ctx: Ctx, alpn?: string): Promise<Found | null> {
   const inner = INNER_BY_PORT.get(ctx.port)
-  if (inner) return inner.run(c, ctx)
-  if (!HTTPS_PORTS.has(ctx.port)) {
+  if (inner?.run) return await inner.run(c, ctx)
+  if (!HTTPS_PORTS.has(ctx.port) && alpn !== 'http/1.1') {
     const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000))
-    if (f) return f
+    if (f) {
+      farewell(c, f.match.service)
+      return f
+    }
     if (reply.length || c.closed) return null
   }
   return httpRun(c, ctx)
 }
 
-const tlsRun: ProbeRun = async (_unused, ctx) => {
+async function tlsRun (ctx: Ctx): Promise<Found | null> {
   const session = await openTls({ host: ctx.host, port: ctx.port, timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
   if (!session) return null
   const c = new Conn(session.socket, ctx.signal)
   ctx.conns.add(c)
-  const inner = await insideTls(c, ctx)
+  let inner: Found | null
+  try {
+    inner = await insideTls(c, ctx, session.alpn)
+  } finally {
+    c.close()
+  }
   if (!inner) return { match: { service: 'tls' }, reply: Buffer.alloc(0), tls: session.info }
   const service = inner.match.service === 'http' ? 'https' : inner.match.service
   return { match: { ...inner.match, service }, reply: inner.reply, tls: session.info }
 }
 
-const tlsClientProbe: ClientProbe = { name: 'tls', ports: tlsProbe.ports, run: tlsRun, tls: true }
+const tlsClientProbe: ClientProbe = { name: 'tls', ports: tlsProbe.ports, runAlone: tlsRun }
 
 const CLIENT_PROBES: ClientProbe[] = [tlsClientProbe, httpProbe, redisProbe, postgresProbe, amqpProbe,
   mqttProbe, mongoProbe, memcachedProbe, epmdProbe]
@@ -381,7 +469,8 @@ function score (f: Found | null): number {
 /** Run one probe on a fresh connection (or its own TLS one); never rejects. */
 async function attempt (p: ClientProbe, ctx: Ctx, reuse?: Conn | null): Promise<Found | null> {
   try {
-    if (p.tls) return await p.run(null as unknown as Conn, ctx)
+    if (p.runAlone) return await p.runAlone(ctx)
+    if (!p.run) return null
     const c = reuse ?? await open(ctx)
     if (!c) return null
     try {
@@ -453,7 +542,7 @@ function toService (f: Found | null, ctx: Ctx): ServiceInfo {
 
 async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
   const own = CLIENT_PROBES.filter((p) => p.ports.includes(opts.port))
-  const tlsFirst = own.some((p) => p.tls)
+  const tlsFirst = own.some((p) => p.runAlone)
   const waitBanner = SERVER_FIRST_PORTS.has(opts.port) || own.length === 0
   const tried = new Set<string>()
   let best: Found | null = null
@@ -466,6 +555,17 @@ async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
     if (waitBanner) {
       const { reply, found: f } = await readBanner(first, ctx, ctx.timing.banner)
       if (f && !f.tlsHint) {
+        if (opts.level === 'full' && STARTTLS[f.match.service]) {
+          const info = await startTls(first, f.match.service, ctx)
+          if (info) {
+            f.tls = info
+            f.match.extraInfo = joinInfo(f.match.extraInfo, 'STARTTLS')
+          } else {
+            farewell(first, f.match.service)
+          }
+        } else {
+          farewell(first, f.match.service)
+        }
         first.close()
         return toService(f, ctx)
       }
@@ -478,7 +578,7 @@ async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
   for (const p of own) {
     if (ctx.signal.aborted) break
     tried.add(p.name)
-    const f = await attempt(p, ctx, p.tls ? null : first)
+    const f = await attempt(p, ctx, p.runAlone ? null : first)
     first = null
     if (score(f) > score(best)) best = f
     if (score(best) >= 1) return toService(best, ctx)
@@ -511,7 +611,6 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
     host: opts.host,
     port: opts.port,
     timing,
-    level: opts.level,
     signal: ac.signal,
     conns: new Set(),
     unknownReply: Buffer.alloc(0),

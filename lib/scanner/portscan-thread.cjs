@@ -70,7 +70,8 @@ try {
 const SWEEP_MS = 10
 
 /**
- * @param {(id: number, outcome: number, rttUs: number) => void} report called once per started attempt
+ * @param {(id: number, outcome: number, rttUs: number, localPort: number) => void} report called once
+ *   per started attempt; localPort is set for OPEN when we connected from the target's own address
  *   (abortHost reports ABORTED, abortAll reports nothing); may be called synchronously from start().
  * @param {{ useRaw?: boolean, connect?: Function }} [options] `connect(address, port, family, cb)`
  *   replaces the socket layer (tests); cb(errorCode | null, localAddress, localPort); returns a closer.
@@ -86,7 +87,7 @@ function createExecutor (report, options = {}) {
   let sweepPending = false
   let lastTick = 0
 
-  function finish (a, outcome) {
+  function finish (a, outcome, localPort = 0) {
     if (a.done) return
     a.done = true
     const i = a.index
@@ -96,7 +97,7 @@ function createExecutor (report, options = {}) {
       ? Math.max(1, Math.round((performance.now() - a.started) * 1000))
       : 0
     if (live.length === 0) stopSweep()
-    report(a.id, outcome, rtt)
+    report(a.id, outcome, rtt, localPort)
   }
 
   function discard (a) {
@@ -143,8 +144,11 @@ function createExecutor (report, options = {}) {
     if (status === 0) {
       const local = {}
       handle.getsockname(local)
-      const self = local.port === a.port && local.address === hosts[a.host].address
-      finish(a, self ? SELF : OPEN)
+      const sameAddress = local.address === hosts[a.host].address
+      const self = sameAddress && local.port === a.port
+      // The local port matters only when we connected from the target's own address: two of our
+      // sockets can then reach each other (port X to Y while Y to X), which the scan must undo.
+      finish(a, self ? SELF : OPEN, sameAddress ? local.port : 0)
       closeAttempt(a, true)
     } else {
       finish(a, outcomeOf(status))
@@ -152,14 +156,21 @@ function createExecutor (report, options = {}) {
     }
   }
 
-  // The sweep runs from setImmediate so that the poll phase has delivered every completion that
-  // is already waiting: a stalled event loop must not turn answered connects into timeouts.
+  // An attempt past its deadline is only given up at the sweep after the one that saw it late: an
+  // event-loop iteration, and so a poll for completions, lies between them. Only then do we know the
+  // answer was not already waiting for us while this thread was busy or not scheduled at all.
+  // The sweep itself runs from setImmediate, after the poll phase of its iteration.
+  let sweeps = 0
   function sweep () {
     sweepPending = false
+    sweeps++
     const now = performance.now()
     for (let i = live.length - 1; i >= 0; i--) {
       const a = live[i]
-      if (a !== undefined && a.deadline <= now) {
+      if (a === undefined || a.deadline > now) continue
+      if (a.lateSince === 0) {
+        a.lateSince = sweeps
+      } else if (a.lateSince < sweeps) {
         finish(a, TIMEOUT)
         closeAttempt(a, false)
       }
@@ -172,7 +183,10 @@ function createExecutor (report, options = {}) {
     lastTick = now
     if (lag > SWEEP_MS * 3) {
       // We were not running: time passed for us, not for the peers. Give the replies a chance.
-      for (const a of live) a.deadline += lag
+      for (const a of live) {
+        a.deadline += lag
+        a.lateSince = 0
+      }
       return
     }
     if (!sweepPending) {
@@ -198,14 +212,17 @@ function createExecutor (report, options = {}) {
   function start (id, hostIndex, port, timeoutMs) {
     const host = hosts[hostIndex]
     const now = performance.now()
-    const a = { id, host: hostIndex, port, started: now, deadline: now + timeoutMs, done: false, index: live.length, handle: null, socket: null, cancel: null }
+    const a = { id, host: hostIndex, port, started: now, deadline: now + timeoutMs, lateSince: 0, done: false, index: live.length, handle: null, socket: null, cancel: null }
     live.push(a)
     startSweep()
     if (injected !== null) {
       const cancel = injected(host.address, port, host.family, (code, localAddress, localPort) => {
         if (a.done) return
         if (code) finish(a, outcomeByCode(code))
-        else finish(a, localPort === port && localAddress === host.address ? SELF : OPEN)
+        else {
+          const sameAddress = localAddress === host.address
+          finish(a, sameAddress && localPort === port ? SELF : OPEN, sameAddress && localPort ? localPort : 0)
+        }
         closeAttempt(a, false)
       })
       if (!a.done) a.cancel = cancel
@@ -226,8 +243,8 @@ function createExecutor (report, options = {}) {
       a.socket = s
       s.once('connect', () => {
         if (a.done) return
-        const self = s.localPort === port && s.localAddress === host.address
-        finish(a, self ? SELF : OPEN)
+        const sameAddress = s.localAddress === host.address
+        finish(a, sameAddress && s.localPort === port ? SELF : OPEN, sameAddress ? s.localPort : 0)
         closeAttempt(a, true)
       })
       s.once('error', (e) => {
@@ -263,19 +280,23 @@ function createExecutor (report, options = {}) {
   }
 }
 
-// Worker side: batches of [id, hostIndex, port, timeoutMs] in, batches of [id, outcome, rttUs] out.
+// Worker side. A worker serves one scan at a time and is then kept for the next one, so every
+// scan starts with a 'hosts' message carrying a new epoch; results go out as
+// [epoch, id, outcome, rttUs, localPort, id, …] so that late results of an earlier scan are told apart.
+// Work comes in as [id, hostIndex, port, timeoutMs, …].
 function runWorker () {
-  let out = []
+  let epoch = 0
+  let out = [0]
   let flushQueued = false
   const flush = () => {
     flushQueued = false
-    if (out.length === 0) return
+    if (out.length <= 1) return
     const batch = Float64Array.from(out)
-    out = []
+    out = [epoch]
     parentPort.postMessage(batch, [batch.buffer])
   }
-  const ex = createExecutor((id, outcome, rtt) => {
-    out.push(id, outcome, rtt)
+  const ex = createExecutor((id, outcome, rtt, localPort) => {
+    out.push(id, outcome, rtt, localPort)
     if (!flushQueued) {
       flushQueued = true
       setImmediate(flush)
@@ -285,6 +306,9 @@ function runWorker () {
     if (m instanceof Float64Array) {
       for (let i = 0; i + 3 < m.length; i += 4) ex.start(m[i], m[i + 1], m[i + 2], m[i + 3])
     } else if (m.op === 'hosts') {
+      ex.abortAll()
+      epoch = m.epoch
+      out = [epoch]
       ex.setHosts(m.hosts)
     } else if (m.op === 'retime') {
       ex.retime(m.host, m.timeoutMs)
@@ -292,7 +316,7 @@ function runWorker () {
       ex.abortHost(m.host)
     } else if (m.op === 'abortAll') {
       ex.abortAll()
-      out = []
+      out = [epoch]
     }
   })
 }

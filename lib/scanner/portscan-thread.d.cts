@@ -16,7 +16,7 @@ export interface ConnectExecutor {
 }
 
 export function createExecutor (
-  report: (id: number, outcome: number, rttUs: number) => void,
+  report: (id: number, outcome: number, rttUs: number, localPort: number) => void,
   options?: { useRaw?: boolean, connect?: ConnectFn }
 ): ConnectExecutor
 

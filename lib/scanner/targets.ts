@@ -192,7 +192,8 @@ export class Scope {
   refusal (address: string): string | null {
     const a = parseAddress(address)
     if (a === null) return invalidAddress(address)
-    const text = canonical(a)
+    // Scope is about addresses, so an IPv6 zone (fe80::1%eth0) plays no part in the check.
+    const text = fromBigInt(toBigInt(a), familyOf(a))
     const family = familyOf(a) === 4 ? 'ipv4' : 'ipv6'
     if (this.denyList.check(text, family)) {
       const n = toBigInt(a)
@@ -297,6 +298,11 @@ export async function expandTargets (
       for (const a of parsed) add(canonical(a), name)
       continue
     }
+    if (t.type === 'single_ip') {
+      // Through canonical(), not the span, so that an IPv6 zone survives.
+      add(canonical(parseAddress(t.value) as Addr))
+      continue
+    }
     const span = spanOf(t) as Span
     for (let n = span.start; n <= span.end; n++) add(fromBigInt(n, span.family))
   }
@@ -307,7 +313,8 @@ export async function expandTargets (
 export function inferTarget (value: string): Target {
   const v = value.trim()
   if (v.includes('/')) return { type: 'cidr', value: v }
-  if (isIP(v) !== 0) return { type: 'single_ip', value: v }
+  // Digits and dots, or any colon, mean an address was meant (so a typo is reported as a bad address).
+  if (isIP(v) !== 0 || /^[\d.]+$/.test(v) || (v.includes(':') && !v.includes('-'))) return { type: 'single_ip', value: v }
   if (v.includes('-')) {
     const [a, b] = v.split('-')
     if (isIP(a?.trim() ?? '') !== 0 || isIP(b?.trim() ?? '') !== 0) return { type: 'ip_range', value: v }

@@ -10,6 +10,8 @@ import type { TlsInfo } from './types'
 export interface TlsSession {
   socket: tls.TLSSocket
   info: TlsInfo
+  /** The application protocol the server chose by ALPN (`http/1.1`), if it chose one. */
+  alpn?: string
 }
 
 export interface OpenTlsOptions {
@@ -87,7 +89,7 @@ export function openTls (opts: OpenTlsOptions): Promise<TlsSession | null> {
     socket.once('close', () => finish(null))
     socket.once('secureConnect', () => {
       const info = certificateInfo(socket.getPeerX509Certificate(), socket.getProtocol())
-      finish({ socket, info })
+      finish(socket.alpnProtocol ? { socket, info, alpn: socket.alpnProtocol } : { socket, info })
     })
   })
 }

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
 import { test } from 'tap'
 import { createMemoryIndex } from '../../lib/nvd/index-memory'
 import { startFakeNvd } from '../support/fake-nvd'
@@ -80,4 +82,32 @@ test('nvd:sync: NVD refusing the key fails with NVD\'s message and exit code 1',
   t.equal(r.code, 1)
   t.match(r.stderr, /404: Invalid apiKey\./)
   t.notMatch(r.stderr, /a-wrong-key-1234/, 'the key is never printed')
+})
+
+test('nvd:sync: bad arguments exit 2 with the usage', async (t) => {
+  const r = await runSync({ NVD_API_URL: 'http://127.0.0.1:9/rest/json' }, ['--fulll'])
+  t.equal(r.code, 2)
+  t.match(r.stderr, /Usage: npm run nvd:sync/)
+  const s = await runSync({ NVD_API_URL: 'http://127.0.0.1:9/rest/json' }, ['--since', 'whenever'])
+  t.equal(s.code, 2)
+  t.match(s.stderr, /not an ISO time/)
+})
+
+test('nvd:sync: with REDIS_URL the index and the NVD rate window live in Redis', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(nvd.close)
+  const prefix = `vulnscan-test-nvd-sync-${randomBytes(6).toString('hex')}`
+  const redis = new Redis({ host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 })
+  t.teardown(async () => {
+    const keys = await redis.keys(prefix + ':*')
+    if (keys.length > 0) await redis.del(...keys)
+    redis.disconnect()
+  })
+  const r = await runSync({ NVD_API_URL: nvd.baseUrl, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix, NVD_RATE_LIMIT: '100' })
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stderr, /index: redis/)
+  t.match(r.stderr, /shared through Redis/)
+  t.equal(await redis.hlen(`${prefix}:nvd:lm`), 37, 'every record is in the Redis index')
+  t.ok(await redis.hget(`${prefix}:nvd:meta`, 'syncWatermark'))
+  t.equal(await redis.zcard(`${prefix}:nvd:ratelimit`), 1, 'the one request was counted in the shared window')
 })

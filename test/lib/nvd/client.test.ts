@@ -268,3 +268,21 @@ test('a response over the size bound is refused', async (t) => {
   t.type(err, NvdApiError)
   t.match(err.message, /limit/)
 })
+
+test('refuses a key that cannot travel in a header without echoing it, and bad paging values', async (t) => {
+  const err = (() => { try { createNvdClient({ baseUrl: 'http://127.0.0.1:9/rest/json', apiKey: 'abc\r\nX-Evil: 1' }) } catch (e) { return e as Error } })()
+  t.type(err, RangeError)
+  t.notMatch(err!.message, /abc|Evil/)
+  const client = createNvdClient({ baseUrl: 'http://127.0.0.1:9/rest/json' })
+  await t.rejects(client.fetchPage({ resultsPerPage: 0 }), RangeError)
+  await t.rejects(client.fetchPage({ startIndex: -5 }), RangeError)
+})
+
+test('asks for at most 2000 results per page whatever the caller says', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(nvd.close)
+  const client = createNvdClient({ baseUrl: nvd.baseUrl, requestsPerWindow: 1000 })
+  await client.fetchPage({ resultsPerPage: 5000 })
+  await collect(client.cvePages({ resultsPerPage: 9000 }))
+  t.ok(nvd.requests.every((r) => r.params.resultsPerPage === '2000'))
+})

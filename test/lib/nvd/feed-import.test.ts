@@ -92,4 +92,16 @@ test('a file that is not a feed fails with the file name', async (t) => {
   t.same(await importFeed(empty, await createMemoryIndex()), { records: 0, skipped: 0, errors: [], stored: 0 })
 })
 
+test('an index that fails to write fails the import', async (t) => {
+  const file = path.join(tmp, 'nvdcve-2.0-fail.json')
+  fs.writeFileSync(file, feed(allRawFixtures().map((cve) => ({ cve }))))
+  const mem = await createMemoryIndex()
+  let calls = 0
+  const failing = Object.assign(Object.create(mem) as typeof mem, {
+    upsertRecords: async () => { calls++; throw new Error('disk full') }
+  })
+  await t.rejects(importFeed(file, failing, { batchSize: 5 }), /disk full/)
+  t.ok(calls >= 1 && calls <= 2, `stopped after the failure (${calls} writes tried)`)
+})
+
 test('cleanup', async () => { fs.rmSync(tmp, { recursive: true, force: true }) })

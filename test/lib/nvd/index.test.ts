@@ -17,6 +17,8 @@ interface Backend {
   cleanup: () => Promise<void>
   /** A second, independent handle on the same stored index (another process, as far as caches go). */
   reopen?: () => Promise<LocalCveIndex>
+  /** Like reopen, on a connection of its own (as another process would have). */
+  separate?: () => Promise<{ index: LocalCveIndex, done: () => Promise<void> }>
 }
 
 function later (raw: Record<string, unknown>, minutes: number): string {
@@ -37,6 +39,10 @@ const backends: Backend[] = [
     name: 'redis',
     open: async () => await createCveIndex({ redis, prefix }),
     reopen: async () => createRedisIndex({ redis, prefix }),
+    separate: async () => {
+      const conn = redis.duplicate()
+      return { index: createRedisIndex({ redis: conn, prefix }), done: async () => { await conn.quit() } }
+    },
     cleanup: async () => { await createRedisIndex({ redis, prefix }).drop() }
   },
   {
@@ -169,7 +175,42 @@ for (const b of backends) {
         t.same(ids(await idx.match(SSH_92P1)), ['CVE-2024-6387'])
         const rec = (await idx.match('cpe:2.3:a:openbsd:openssh:8.9:p1:*:*:*:*:*:*')).find((m) => m.cve.id === 'CVE-2023-51385')
         t.equal(rec?.cve.lastModified, narrowed.lastModified, 'cached records are refreshed with the product')
+
+        const reworded = structuredClone(narrowed)
+        reworded.lastModified = later(raw, 660)
+        reworded.descriptions = [{ lang: 'en', value: 'reworded, same configurations' }]
+        t.equal(await other.upsertRaw([reworded]), 1)
+        const again = (await idx.match('cpe:2.3:a:openbsd:openssh:8.9:p1:*:*:*:*:*:*')).find((m) => m.cve.id === 'CVE-2023-51385')
+        t.equal(again?.cve.description, 'reworded, same configurations', 'a text-only change reaches a warm cache too')
         await other.close()
+      })
+
+      await t.test('concurrent writers of the same CVE: the newest wins, no stale criteria', async (t) => {
+        const raw = rawFixture('CVE-2022-24450') as Record<string, any>
+        const sa = await b.separate!()
+        const sc = await b.separate!()
+        const a = sa.index
+        const c = sc.index
+        const version = (n: number, product: string): Record<string, any> => {
+          const v = structuredClone(raw)
+          v.lastModified = later(raw, 1000 + n)
+          v.configurations[0].nodes[0].cpeMatch[0].criteria = `cpe:2.3:a:race:${product}:*:*:*:*:*:*:*:*`
+          return v
+        }
+        for (let round = 0; round < 10; round++) {
+          const n = round * 2
+          await Promise.all([a.upsertRaw([version(n, `p${n}`)]), c.upsertRaw([version(n + 1, `p${n + 1}`)])])
+        }
+        t.equal((await idx.get('CVE-2022-24450'))?.configurations[0].nodes[0].cpeMatch[0].criteria, 'cpe:2.3:a:race:p19:*:*:*:*:*:*:*:*')
+        const stale: string[] = []
+        for (let n = 0; n < 19; n++) if ((await idx.match(`cpe:2.3:a:race:p${n}:1.0:*:*:*:*:*:*:*`)).length > 0) stale.push(`p${n}`)
+        t.same(stale, [], 'no product keeps a criterion of a replaced version')
+        t.equal((await idx.match('cpe:2.3:a:race:p19:1.0:*:*:*:*:*:*:*')).length, 0, 'range 2.0.0-2.7.2 does not cover 1.0')
+        t.equal((await idx.match('cpe:2.3:a:race:p19:2.1:*:*:*:*:*:*:*')).length, 1)
+        await a.close()
+        await c.close()
+        await sa.done()
+        await sc.done()
       })
     }
 

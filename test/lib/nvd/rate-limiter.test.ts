@@ -88,6 +88,17 @@ test('an aborted waiter rejects at once and gives its turn to the next', async (
   await t.rejects(limiter.acquire(AbortSignal.abort()), 'an already-aborted signal rejects')
 })
 
+test('a released slot counts from when the answer came, not from when it was sent', async (t) => {
+  const clock = fakeClock()
+  const limiter = createRateLimiter({ requestsPerWindow: 1, windowMs: 1_000, clock })
+  const release = await limiter.acquire()
+  clock.t += 400 // the request took 400 ms to answer
+  release()
+  t.equal(limiter.waitTime(), 1_000, 'the window restarts at the answer')
+  await limiter.acquire()
+  t.same(clock.waits, [1_000])
+})
+
 test('rejects nonsensical limits', async (t) => {
   t.throws(() => createRateLimiter({ requestsPerWindow: 0, windowMs: 1000 }))
   t.throws(() => createRateLimiter({ requestsPerWindow: 2.5, windowMs: 1000 }))

@@ -222,3 +222,16 @@ test('a malformed record is reported without blocking the rest of its page', asy
   t.equal(summary.stored, 2)
   t.equal(await index.getMeta(META_PROGRESS), '', 'the run completed')
 })
+
+test('since: an index filled from feed files syncs incrementally from their date', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(nvd.close)
+  const index = counting(await createMemoryIndex())
+  t.teardown(() => index.close())
+  nvd.touch('CVE-2024-6387', '2026-11-05T00:00:00.000')
+  const s = await syncIndex({ client: clientFor(nvd), index, now: () => new Date('2026-11-10T00:00:00Z'), since: '2026-11-01T00:00:00Z', overlapMs: 0 })
+  t.equal(s.mode, 'incremental')
+  t.same([...index.counts.keys()], ['CVE-2024-6387'])
+  t.equal(await index.getMeta(META_WATERMARK), '2026-11-10T00:00:00.000Z')
+  await t.rejects(syncIndex({ client: clientFor(nvd), index: await createMemoryIndex(), since: 'soon' }), RangeError)
+})

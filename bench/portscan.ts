@@ -1,0 +1,304 @@
+// Port scan benchmark: our connect scan against nmap's (-sT), side by side in the same run.
+//
+//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns]
+//
+// 1. every TCP port of 127.0.0.1, against `nmap -n -Pn -sT -p- -T4 127.0.0.1`;
+// 2. a host in a network namespace the bench creates (a veth pair in 198.18.0.0/15, the block
+//    reserved for benchmarks; an nftables rule inside dropping a block of ports so they read
+//    filtered; a few listening services), nmap's top 1000 ports, against nmap on the same ports;
+// 3. service detection on the open ports of the namespace host and of 127.0.0.1 against `nmap -sV`.
+// Each part runs several times, alternating which scanner goes first; medians are reported with the
+// open/closed/filtered agreement port by port. Our time is the scan call inside this process (the
+// product is a long-running worker); nmap's is its process's wall time. The namespace is torn down
+// at the end, also on failure or Ctrl-C. nmap serves here only as the yardstick: the product never
+// calls it.
+
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { scanPorts, type PortScanHost, type PortScanStats } from '../lib/scanner/portscan'
+import { allPorts, TOP_1000 } from '../lib/scanner/ports'
+import { printReport, runDetectionBench, type DetectionBenchResult } from './service-detect'
+
+type State = 'open' | 'closed' | 'filtered'
+
+interface Side {
+  ms: number
+  states: Map<number, State>
+}
+
+interface PartResult {
+  name: string
+  host: string
+  ports: number
+  runs: { oursMs: number, nmapMs: number }[]
+  oursMedianMs: number
+  nmapMedianMs: number
+  /** ours / nmap: below 1 means we are faster. */
+  ratio: number
+  agreement: { same: number, total: number, differences: { port: number, ours: State, nmap: State }[] }
+  counts: { ours: Record<State, number>, nmap: Record<State, number> }
+  oursOpen: number[]
+  oursStats?: PortScanStats
+}
+
+const NS_NET = { host: '198.18.0.1', peer: '198.18.0.2', prefix: 30 }
+const DROPPED = { from: 8000, to: 8999 }
+// Inside the namespace: banners on the classic ports, an HTTP server, and one listener inside the
+// dropped block (it must read filtered, as nmap sees it).
+const NS_SERVICES = `
+  const net = require('node:net')
+  const http = require('node:http')
+  const host = process.argv[1]
+  const banner = (port, text) => net.createServer((s) => { s.on('error', () => {}); s.write(text) }).listen(port, host)
+  banner(21, '220 ProFTPD 1.3.8 Server (Debian) [' + host + ']\\r\\n')
+  banner(22, 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\\r\\n')
+  banner(25, '220 bench.example ESMTP Exim 4.96 Ubuntu\\r\\n')
+  banner(110, '+OK Dovecot (Debian) ready.\\r\\n')
+  const web = (port) => http.createServer((req, res) => { res.setHeader('Server', 'nginx/1.22.1'); res.end('<html><title>bench</title></html>') }).listen(port, host)
+  web(80)
+  web(8080)
+  setInterval(() => {}, 1 << 30)
+`
+
+function median (xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+function argValue (name: string): string | undefined {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+
+function run (cmd: string, args: string[]): void {
+  execFileSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+async function ours (host: string, ports: number[]): Promise<Side & { stats?: PortScanStats }> {
+  let stats: PortScanStats | undefined
+  const t0 = performance.now()
+  const [r]: PortScanHost[] = await scanPorts({ hosts: [host], ports, onStats: (s) => { stats = s } })
+  const ms = performance.now() - t0
+  const states = new Map<number, State>()
+  for (const p of ports) states.set(p, 'closed')
+  for (const p of r.open) states.set(p, 'open')
+  for (const p of r.filtered) states.set(p, 'filtered')
+  return { ms, states, stats }
+}
+
+function expandPortAttr (spec: string): number[] {
+  const out: number[] = []
+  for (const part of spec.split(',')) {
+    const [a, b] = part.split('-').map(Number)
+    for (let p = a; p <= (b ?? a); p++) out.push(p)
+  }
+  return out
+}
+
+/** Port states from nmap's XML: listed ports, then the summarised ("extraports") ones. */
+function parseNmap (xml: string, ports: number[]): Map<number, State> {
+  const states = new Map<number, State>()
+  const norm = (s: string): State => (s === 'open' ? 'open' : s === 'closed' ? 'closed' : 'filtered')
+  for (const m of xml.matchAll(/<port protocol="tcp" portid="(\d+)"><state state="([a-z|]+)"/g)) {
+    states.set(Number(m[1]), norm(m[2]))
+  }
+  let fallback: State | undefined
+  for (const m of xml.matchAll(/<extraports state="([a-z|]+)" count="(\d+)">([\s\S]*?)<\/extraports>/g)) {
+    const state = norm(m[1])
+    const listed = [...m[3].matchAll(/ports="([\d,-]+)"/g)].flatMap((x) => expandPortAttr(x[1]))
+    if (listed.length > 0) for (const p of listed) states.set(p, state)
+    else fallback = state
+  }
+  for (const p of ports) if (!states.has(p)) states.set(p, fallback ?? 'closed')
+  return states
+}
+
+function nmapScan (args: string[], ports: number[]): Promise<Side> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    execFile('nmap', [...args, '-oX', '-'], { maxBuffer: 64 << 20 }, (err, stdout) => {
+      const ms = performance.now() - t0
+      if (err !== null) reject(new Error(`nmap failed: ${err.message}`))
+      else resolve({ ms, states: parseNmap(stdout, ports) })
+    })
+  })
+}
+
+function compare (name: string, host: string, ports: number[], runs: { o: Side & { stats?: PortScanStats }, n: Side }[]): PartResult {
+  const last = runs[runs.length - 1]
+  const differences: { port: number, ours: State, nmap: State }[] = []
+  const counts = { ours: { open: 0, closed: 0, filtered: 0 }, nmap: { open: 0, closed: 0, filtered: 0 } }
+  for (const p of ports) {
+    const a = last.o.states.get(p) as State
+    const b = last.n.states.get(p) as State
+    counts.ours[a]++
+    counts.nmap[b]++
+    if (a !== b) differences.push({ port: p, ours: a, nmap: b })
+  }
+  const oursMedianMs = median(runs.map((r) => r.o.ms))
+  const nmapMedianMs = median(runs.map((r) => r.n.ms))
+  return {
+    name,
+    host,
+    ports: ports.length,
+    runs: runs.map((r) => ({ oursMs: Math.round(r.o.ms), nmapMs: Math.round(r.n.ms) })),
+    oursMedianMs: Math.round(oursMedianMs),
+    nmapMedianMs: Math.round(nmapMedianMs),
+    ratio: Math.round((oursMedianMs / nmapMedianMs) * 100) / 100,
+    agreement: { same: ports.length - differences.length, total: ports.length, differences: differences.slice(0, 50) },
+    counts,
+    oursOpen: ports.filter((p) => last.o.states.get(p) === 'open'),
+    oursStats: last.o.stats
+  }
+}
+
+async function sideBySide (name: string, host: string, ports: number[], nmapArgs: string[], runs: number): Promise<PartResult> {
+  const results: { o: Side & { stats?: PortScanStats }, n: Side }[] = []
+  for (let i = 0; i < runs; i++) {
+    // Alternate who goes first so neither always meets a warm (or a tired) kernel.
+    let o: Side
+    let n: Side
+    if (i % 2 === 0) {
+      o = await ours(host, ports)
+      n = await nmapScan(nmapArgs, ports)
+    } else {
+      n = await nmapScan(nmapArgs, ports)
+      o = await ours(host, ports)
+    }
+    results.push({ o, n })
+    process.stderr.write(`  ${name} run ${i + 1}/${runs}: ours ${Math.round(o.ms)} ms, nmap ${Math.round(n.ms)} ms\n`)
+  }
+  return compare(name, host, ports, results)
+}
+
+/** A namespace with a veth link to this one; everything it creates is undone by the returned function. */
+function createNamespace (): { name: string, teardown: () => void, services: ChildProcess[] } {
+  const id = randomBytes(3).toString('hex')
+  const name = `vsbench-${id}`
+  const outer = `vsb${id}a`
+  const inner = `vsb${id}b`
+  const services: ChildProcess[] = []
+  let torn = false
+  const teardown = (): void => {
+    if (torn) return
+    torn = true
+    for (const s of services) { try { s.kill('SIGKILL') } catch {} }
+    try { run('ip', ['netns', 'del', name]) } catch {}
+    // Deleting the namespace takes the inner end with it, and a veth pair dies as one; this is for
+    // a setup that failed half way.
+    try { run('ip', ['link', 'del', outer]) } catch {}
+  }
+  try {
+    run('ip', ['netns', 'add', name])
+    run('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner])
+    run('ip', ['link', 'set', inner, 'netns', name])
+    run('ip', ['addr', 'add', `${NS_NET.host}/${NS_NET.prefix}`, 'dev', outer])
+    run('ip', ['link', 'set', outer, 'up'])
+    run('ip', ['-n', name, 'addr', 'add', `${NS_NET.peer}/${NS_NET.prefix}`, 'dev', inner])
+    run('ip', ['-n', name, 'link', 'set', inner, 'up'])
+    run('ip', ['-n', name, 'link', 'set', 'lo', 'up'])
+    const nft = (...a: string[]): void => { run('ip', ['netns', 'exec', name, 'nft', ...a]) }
+    nft('add', 'table', 'inet', 'vsbench')
+    nft('add', 'chain', 'inet', 'vsbench', 'input', '{ type filter hook input priority 0; }')
+    nft('add', 'rule', 'inet', 'vsbench', 'input', 'tcp', 'dport', `${DROPPED.from}-${DROPPED.to}`, 'drop')
+    services.push(spawn('ip', ['netns', 'exec', name, process.execPath, '-e', NS_SERVICES, NS_NET.peer], { stdio: 'ignore' }))
+    try {
+      execFileSync('redis-server', ['--version'], { stdio: 'ignore' })
+      services.push(spawn('ip', ['netns', 'exec', name, 'redis-server', '--bind', NS_NET.peer, '--port', '6379',
+        '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: 'ignore' }))
+    } catch {}
+  } catch (err) {
+    teardown()
+    throw err
+  }
+  return { name, teardown, services }
+}
+
+async function waitForListeners (host: string, ports: number[], ms: number): Promise<void> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    const [r] = await scanPorts({ hosts: [host], ports, threads: 1 })
+    if (r.open.length === ports.length) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`services in the namespace did not come up on ${host}`)
+}
+
+// Part 3: service detection vs `nmap -sV` on the open ports of the namespace host and of 127.0.0.1,
+// run while the namespace still exists.
+async function part3ServiceDetection (ctx: { nsHost?: string, nsOpenPorts: number[], loopbackOpenPorts: number[] }): Promise<unknown> {
+  const results: DetectionBenchResult[] = []
+  const targets = [
+    ...(ctx.nsHost !== undefined && ctx.nsOpenPorts.length > 0 ? [{ host: ctx.nsHost, ports: ctx.nsOpenPorts }] : []),
+    { host: '127.0.0.1', ports: ctx.loopbackOpenPorts }
+  ]
+  for (const t of targets) {
+    process.stderr.write(`part 3: service detection on ${t.host} ports ${t.ports.join(',')} vs nmap -sV\n`)
+    const r = await runDetectionBench({ host: t.host, ports: t.ports, level: 'full' })
+    if (!process.argv.includes('--json')) printReport(r)
+    results.push(r)
+  }
+  return results
+}
+
+function printPart (r: PartResult): void {
+  const c = (x: Record<State, number>): string => `${x.open} open, ${x.closed} closed, ${x.filtered} filtered`
+  const lines = [
+    `${r.name}: ${r.host}, ${r.ports} ports, ${r.runs.length} runs`,
+    `  median wall time: ours ${(r.oursMedianMs / 1000).toFixed(3)} s, nmap ${(r.nmapMedianMs / 1000).toFixed(3)} s, ours/nmap ${r.ratio.toFixed(2)}`,
+    `  runs (ours/nmap ms): ${r.runs.map((x) => `${x.oursMs}/${x.nmapMs}`).join('  ')}`,
+    `  ours: ${c(r.counts.ours)}; nmap: ${c(r.counts.nmap)}`,
+    `  port states agree on ${r.agreement.same}/${r.agreement.total}` +
+      (r.agreement.differences.length > 0 ? `; differ: ${r.agreement.differences.map((d) => `${d.port} ours=${d.ours} nmap=${d.nmap}`).join(', ')}` : ''),
+    r.oursStats !== undefined ? `  ours: ${r.oursStats.threads} thread(s), concurrency ${r.oursStats.concurrency}, ${r.oursStats.attempts} connects, ${r.oursStats.timeouts} timeouts, ${r.oursStats.selfConnects} self-connects discarded` : ''
+  ]
+  process.stdout.write(lines.filter((l) => l !== '').join('\n') + '\n\n')
+}
+
+async function main (): Promise<void> {
+  const runs = Math.max(1, Number(argValue('--runs') ?? 5))
+  const json = process.argv.includes('--json')
+  const nmapVersion = /Nmap version (\S+)/.exec(execFileSync('nmap', ['--version']).toString())?.[1] ?? '?'
+  const parts: PartResult[] = []
+
+  const all = allPorts()
+  process.stderr.write(`part 1: all ${all.length} ports of 127.0.0.1\n`)
+  const p1 = await sideBySide('1. loopback, all ports', '127.0.0.1', all, ['-n', '-Pn', '-sT', '-p-', '-T4', '127.0.0.1'], runs)
+  parts.push(p1)
+  if (!json) printPart(p1)
+
+  let detection: unknown
+  const loopbackOpen = p1.oursOpen
+  if (!process.argv.includes('--no-netns')) {
+    const ns = createNamespace()
+    const cleanup = (): void => { ns.teardown() }
+    const onSignal = (): void => { cleanup(); process.exit(130) }
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+    process.once('exit', cleanup)
+    try {
+      await waitForListeners(NS_NET.peer, [21, 22, 25, 80, 110], 10_000)
+      const ports = [...TOP_1000]
+      process.stderr.write(`part 2: top ${ports.length} ports of ${NS_NET.peer} in namespace ${ns.name}, ${DROPPED.from}-${DROPPED.to} dropped\n`)
+      const p2 = await sideBySide('2. namespace host, top 1000', NS_NET.peer, ports,
+        ['-n', '-Pn', '-sT', '-T4', '--top-ports', String(ports.length), NS_NET.peer], runs)
+      parts.push(p2)
+      if (!json) printPart(p2)
+      const [nsNow] = await scanPorts({ hosts: [NS_NET.peer], ports: [21, 22, 25, 80, 110, 6379] })
+      detection = await part3ServiceDetection({ nsHost: NS_NET.peer, nsOpenPorts: nsNow.open, loopbackOpenPorts: loopbackOpen })
+    } finally {
+      cleanup()
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+      process.off('exit', cleanup)
+    }
+  }
+  if (json) process.stdout.write(JSON.stringify({ nmapVersion, parts, detection }, null, 2) + '\n')
+  else process.stdout.write(`nmap ${nmapVersion}; ours/nmap below 1 means we are faster\n`)
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`portscan bench failed: ${err.message}\n`)
+  process.exitCode = 1
+})
