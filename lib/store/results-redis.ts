@@ -100,6 +100,7 @@ type RedisWithResults = Redis & {
   vulnscanResultsSnapshot(rev: string, host: string, hostFindings: string, findingPrefix: string): Promise<[string, string | null, ...(string | null)[]]>
   vulnscanResultsApply(rev: string, expected: string, ops: string, deleteRev: string): Promise<number>
   vulnscanResultsQuery(spec: string): Promise<[number, ...(string | null)[]]>
+  vulnscanResultsQueryBuffer(spec: string): Promise<[number, ...(Buffer | null)[]]>
 }
 
 interface QuerySpec {
@@ -249,6 +250,16 @@ export class RedisResultsStore implements ResultsStore {
   }
 
   async listHostsJson (query: HostQuery): Promise<Page<string>> {
+    return await this.query(this.hostSpec(query))
+  }
+
+  // The page goes to the client as it is, so decoding it to strings and encoding it again would be wasted work.
+  async listHostsJsonBuffers (query: HostQuery): Promise<Page<Buffer>> {
+    const [total, ...items] = await this.redis.vulnscanResultsQueryBuffer(JSON.stringify({ ...this.hostSpec(query), tmp: this.key('tmp', 'query') }))
+    return { items: items.filter((r): r is Buffer => Buffer.isBuffer(r)), total: Number(total) }
+  }
+
+  private hostSpec (query: HostQuery): Omit<QuerySpec, 'tmp'> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const sets: string[] = []
@@ -259,7 +270,7 @@ export class RedisResultsStore implements ResultsStore {
     if (query.minSeverity !== undefined) ranges.push([this.key('hosts', 'by-severity'), String(SEVERITY_RANK[query.minSeverity]), '+inf'])
     if (query.hasFindings !== undefined) ranges.push([this.key('hosts', 'by-findings'), query.hasFindings ? '1' : '-inf', query.hasFindings ? '+inf' : '0'])
     const sortKeys = { lastSeen: 'hosts', address: 'hosts:by-address', findings: 'hosts:by-findings', severity: 'hosts:by-severity' }
-    return await this.query({
+    return {
       sort: this.key(sortKeys[sort]),
       byMember: this.key(sort === 'address' ? 'hosts' : sortKeys[sort]),
       lex: sort === 'address',
@@ -272,7 +283,7 @@ export class RedisResultsStore implements ResultsStore {
       notSets: [],
       ranges,
       text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
-    })
+    }
   }
 
   async getHost (address: string): Promise<HostRecord | null> {

@@ -240,6 +240,12 @@ test('results store contract', async (t) => {
       const walkedSlice = await store.listHostsJson({ limit: 1, offset: 2, minSeverity: 'low' })
       t.same([walkedSlice.total, walkedSlice.items.map((j) => JSON.parse(j).address)], [3, ['10.0.0.10']])
       t.same(await store.listHostsJson({ limit: 5, offset: 10 }), { items: [], total: 5 })
+      if (store.listHostsJsonBuffers) {
+        for (const query of [page, { ...page, sort: 'address' as const, port: 22 }, { ...page, q: 'corp', limit: 1 }]) {
+          const bytes = await store.listHostsJsonBuffers(query)
+          t.same({ items: bytes.items.map((b) => b.toString('utf8')), total: bytes.total }, await store.listHostsJson(query), 'the byte page is the same page')
+        }
+      }
       t.equal((await store.getHost('2001:DB8::0:1'))?.address, '2001:db8::1', 'lookups normalize the address')
     })
 
