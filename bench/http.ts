@@ -1,6 +1,7 @@
 // HTTP throughput of GET /host against a bare Fastify hello-world, on both backends, in one run.
 //   npx tsx bench/http.ts [--out figures.json] [--duration 10] [--warmup 3] [--connections 100]
-//                         [--backends memory,redis] [--cpu-prof <dir>]
+//                         [--backends memory,redis] [--only hello,empty-service,…] [--cpu-prof <dir>]
+// --only and --cpu-prof are for finding where the time goes: the targets are only judged on a full run.
 // Each server runs in a child process; this process only generates load (autocannon) and reports.
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -29,12 +30,14 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '100' },
     backends: { type: 'string', default: 'memory,redis' },
+    only: { type: 'string' },
     'cpu-prof': { type: 'string' }
   }
 })
 const DURATION = Number(args.duration)
 const WARMUP = Number(args.warmup)
 const CONNECTIONS = Number(args.connections)
+const ONLY = args.only ? new Set(args.only.split(',')) : null
 
 type Backend = 'memory' | 'redis'
 type CaseName = 'hello' | 'empty-service' | 'empty-dynamic' | 'page50-service' | 'page50-dynamic'
@@ -47,6 +50,8 @@ interface Measurement {
   p50Ms: number
   p99Ms: number
   kbPerSec: number
+  /** Bytes per response, headers included: the 50-host page is far heavier than the hello-world. */
+  bytesPerResponse: number
   requests: number
   non2xx: number
   errors: number
@@ -108,7 +113,8 @@ async function expectHosts (port: number, key: string, total: number): Promise<v
   if (total > 0 && !(body.items[0].ports.length >= 3 && body.items[0].ports[0].banner)) throw new Error('GET /host items lack ports or banners')
 }
 
-async function measure (backend: Backend, name: CaseName, port: number, path: string, headers: Record<string, string>): Promise<Measurement> {
+async function measure (backend: Backend, name: CaseName, port: number, path: string, headers: Record<string, string>): Promise<Measurement | null> {
+  if (ONLY !== null && !ONLY.has(name)) return null
   const url = `http://127.0.0.1:${port}${path}`
   process.stdout.write(`  ${backend.padEnd(6)} ${name.padEnd(15)} warm-up ${WARMUP} s, measure ${DURATION} s … `)
   await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers })
@@ -121,6 +127,7 @@ async function measure (backend: Backend, name: CaseName, port: number, path: st
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     kbPerSec: Math.round(r.throughput.average / 1024),
+    bytesPerResponse: r.requests.total > 0 ? Math.round(r.throughput.total / r.requests.total) : 0,
     requests: r.requests.total,
     non2xx: r.non2xx,
     errors: r.errors,
@@ -156,9 +163,10 @@ async function redisAnswers (): Promise<boolean> {
 
 async function runBackend (backend: Backend): Promise<Measurement[]> {
   const out: Measurement[] = []
+  const push = (m: Measurement | null): void => { if (m !== null) out.push(m) }
   const hello = await startServer('hello', {})
   try {
-    out.push(await measure(backend, 'hello', hello.port, '/', {}))
+    push(await measure(backend, 'hello', hello.port, '/', {}))
   } finally {
     await stopServer(hello)
   }
@@ -179,14 +187,14 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
 
     await expectHosts(server.port, serviceKey, 0)
     await expectHosts(server.port, dynamicKey, 0)
-    out.push(await measure(backend, 'empty-service', server.port, '/host', keys.service))
-    out.push(await measure(backend, 'empty-dynamic', server.port, '/host', keys.dynamic))
+    push(await measure(backend, 'empty-service', server.port, '/host', keys.service))
+    push(await measure(backend, 'empty-dynamic', server.port, '/host', keys.dynamic))
 
     await seed(server, HOSTS)
     await expectHosts(server.port, serviceKey, HOSTS)
     await expectHosts(server.port, dynamicKey, HOSTS)
-    out.push(await measure(backend, 'page50-service', server.port, `/host?limit=${HOSTS}`, keys.service))
-    out.push(await measure(backend, 'page50-dynamic', server.port, `/host?limit=${HOSTS}`, keys.dynamic))
+    push(await measure(backend, 'page50-service', server.port, `/host?limit=${HOSTS}`, keys.service))
+    push(await measure(backend, 'page50-dynamic', server.port, `/host?limit=${HOSTS}`, keys.dynamic))
   } finally {
     await stopServer(server)
     if (backend === 'redis') {
@@ -241,8 +249,8 @@ async function main (): Promise<void> {
   for (const backend of backends) results.push(...await runBackend(backend))
   const endLoad = loadavg()
 
-  const table = new Table({ style: PLAIN, head: ['backend', 'case', 'req/s', 'p50 ms', 'p99 ms', 'KiB/s', 'non-2xx/errors'] })
-  for (const r of results) table.push([r.backend, r.case, r.reqPerSec, r.p50Ms, r.p99Ms, r.kbPerSec, `${r.non2xx}/${r.errors + r.timeouts}`])
+  const table = new Table({ style: PLAIN, head: ['backend', 'case', 'req/s', 'p50 ms', 'p99 ms', 'bytes/resp', 'KiB/s', 'non-2xx/errors'] })
+  for (const r of results) table.push([r.backend, r.case, r.reqPerSec, r.p50Ms, r.p99Ms, r.bytesPerResponse, r.kbPerSec, `${r.non2xx}/${r.errors + r.timeouts}`])
   console.log(table.toString())
 
   const allRatios = backends.flatMap((b) => ratios(results, b))
