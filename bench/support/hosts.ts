@@ -2,6 +2,7 @@
 // banners of the length real services send, and TLS facts on the TLS ports. Deterministic per index.
 import type { FastifyInstance } from 'fastify'
 import { formatCpe } from '../../lib/scanner/cpe'
+import { MAX_BANNER_CHARS } from '../../lib/scanner/probes/common'
 import type { HostPort, HostRecord } from '../../lib/store/types'
 
 const BASE_TIME = Date.parse('2026-11-20T08:00:00.000Z')
@@ -84,7 +85,12 @@ export function realisticHosts (count: number): HostRecord[] {
     const name = `srv-${String(i).padStart(3, '0')}.dc1.example.internal`
     const n = 3 + (i % 4)
     const ports: HostPort[] = []
-    for (let k = 0; k < n; k++) ports.push(PORTS[(i + k * 3) % PORTS.length](i, name))
+    for (let k = 0; k < n; k++) {
+      const port = PORTS[(i + k * 3) % PORTS.length](i, name)
+      // As long as the scanner keeps them, no longer.
+      if (port.banner !== undefined) port.banner = port.banner.slice(0, MAX_BANNER_CHARS)
+      ports.push(port)
+    }
     ports.sort((a, b) => a.port - b.port)
     hosts.push({
       address,

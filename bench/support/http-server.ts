@@ -11,6 +11,11 @@ type Message = { cmd: 'seed', count: number }
 async function helloWorld (): Promise<FastifyInstance> {
   const fastify = Fastify({ logger: false })
   fastify.get('/', async () => ({ hello: 'world' }))
+  // The bytes of GET /host?limit=50 once the bench has stored its hosts, prepared once: what bare Fastify
+  // does with a page that size, to tell the cost of the payload from the cost of the route.
+  const hosts = realisticHosts(50).sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
+  const page = JSON.stringify({ items: hosts, total: hosts.length, limit: 50, offset: 0 })
+  fastify.get('/page50', async (_request, reply) => reply.type('application/json; charset=utf-8').send(page))
   return fastify
 }
 
