@@ -113,28 +113,51 @@ async function expectHosts (port: number, key: string, total: number): Promise<v
   if (total > 0 && !(body.items[0].ports.length >= 3 && body.items[0].ports[0].banner)) throw new Error('GET /host items lack ports or banners')
 }
 
-async function measure (backend: Backend, name: CaseName, port: number, path: string, headers: Record<string, string>): Promise<Measurement | null> {
-  if (ONLY !== null && !ONLY.has(name)) return null
-  const url = `http://127.0.0.1:${port}${path}`
-  process.stdout.write(`  ${backend.padEnd(6)} ${name.padEnd(15)} warm-up ${WARMUP} s, measure ${DURATION} s … `)
-  await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers })
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers })
-  const m: Measurement = {
-    backend,
-    case: name,
-    path,
-    reqPerSec: Math.round(r.requests.average),
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    kbPerSec: Math.round(r.throughput.average / 1024),
-    bytesPerResponse: r.requests.total > 0 ? Math.round(r.throughput.total / r.requests.total) : 0,
-    requests: r.requests.total,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts
+interface Case {
+  name: CaseName
+  port: number
+  path: string
+  headers: Record<string, string>
+}
+
+/**
+ * Measure the cases of one phase: each is warmed up, then measured in two halves of DURATION / 2, in the
+ * order given and then in reverse. Other work on the machine drifts over a run; interleaving puts every case
+ * under the same drift, so the ratios between cases hold better than their absolute figures.
+ */
+async function measurePhase (backend: Backend, all: Case[]): Promise<Measurement[]> {
+  const cases = all.filter((c) => ONLY === null || ONLY.has(c.name))
+  const url = (c: Case): string => `http://127.0.0.1:${c.port}${c.path}`
+  for (const c of cases) await autocannon({ url: url(c), connections: CONNECTIONS, duration: WARMUP, headers: c.headers })
+  const halves = new Map<CaseName, autocannon.Result[]>(cases.map((c) => [c.name, []]))
+  for (const c of [...cases, ...[...cases].reverse()]) {
+    halves.get(c.name)?.push(await autocannon({ url: url(c), connections: CONNECTIONS, duration: DURATION / 2, headers: c.headers }))
   }
-  process.stdout.write(`${m.reqPerSec} req/s, p99 ${m.p99Ms} ms${m.non2xx + m.errors + m.timeouts > 0 ? `  (!) ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts` : ''}\n`)
-  return m
+  return cases.map((c) => {
+    const rs = halves.get(c.name) ?? []
+    const sum = (f: (r: autocannon.Result) => number): number => rs.reduce((acc, r) => acc + f(r), 0)
+    const seconds = sum((r) => r.duration)
+    const requests = sum((r) => r.requests.total)
+    const bytes = sum((r) => r.throughput.total)
+    const m: Measurement = {
+      backend,
+      case: c.name,
+      path: c.path,
+      reqPerSec: Math.round(requests / seconds),
+      p50Ms: Math.max(...rs.map((r) => r.latency.p50)),
+      // The worse half: a percentile of two histograms cannot be had from their percentiles.
+      p99Ms: Math.max(...rs.map((r) => r.latency.p99)),
+      kbPerSec: Math.round(bytes / seconds / 1024),
+      bytesPerResponse: requests > 0 ? Math.round(bytes / requests) : 0,
+      requests,
+      non2xx: sum((r) => r.non2xx),
+      errors: sum((r) => r.errors),
+      timeouts: sum((r) => r.timeouts)
+    }
+    const failed = m.non2xx + m.errors + m.timeouts > 0 ? `  (!) ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts` : ''
+    console.log(`  ${backend.padEnd(6)} ${c.name.padEnd(15)} ${m.reqPerSec} req/s, p99 ${m.p99Ms} ms${failed}`)
+    return m
+  })
 }
 
 async function deletePrefix (redis: Redis, prefix: string): Promise<number> {
@@ -163,22 +186,14 @@ async function redisAnswers (): Promise<boolean> {
 
 async function runBackend (backend: Backend): Promise<Measurement[]> {
   const out: Measurement[] = []
-  const push = (m: Measurement | null): void => { if (m !== null) out.push(m) }
-  const hello = await startServer('hello', {})
-  let referencePage: string
-  try {
-    referencePage = await (await fetch(`http://127.0.0.1:${hello.port}/page50`)).text()
-    push(await measure(backend, 'hello', hello.port, '/', {}))
-    push(await measure(backend, 'hello-page50', hello.port, '/page50', {}))
-  } finally {
-    await stopServer(hello)
-  }
-
   const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
   const prefix = `vulnscan-bench.${randomBytes(4).toString('hex')}`
   const env: Record<string, string> = { BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL }
-  const server = await startServer(backend, env)
+  // Both servers stay up for the whole backend so that their measurements can be interleaved; the one not
+  // under load is idle.
+  const [hello, server] = await Promise.all([startServer('hello', {}), startServer(backend, env)])
   try {
+    const referencePage = await (await fetch(`http://127.0.0.1:${hello.port}/page50`)).text()
     const created = await request(server.port, '/admin/keys', {
       method: 'POST',
       headers: { 'x-api-key': serviceKey, 'content-type': 'application/json' },
@@ -190,18 +205,24 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
 
     await expectHosts(server.port, serviceKey, 0)
     await expectHosts(server.port, dynamicKey, 0)
-    push(await measure(backend, 'empty-service', server.port, '/host', keys.service))
-    push(await measure(backend, 'empty-dynamic', server.port, '/host', keys.dynamic))
+    out.push(...await measurePhase(backend, [
+      { name: 'hello', port: hello.port, path: '/', headers: {} },
+      { name: 'empty-service', port: server.port, path: '/host', headers: keys.service },
+      { name: 'empty-dynamic', port: server.port, path: '/host', headers: keys.dynamic }
+    ]))
 
     await seed(server, HOSTS)
     await expectHosts(server.port, serviceKey, HOSTS)
     await expectHosts(server.port, dynamicKey, HOSTS)
     const served = await (await fetch(`http://127.0.0.1:${server.port}/host?limit=${HOSTS}`, { headers: keys.service })).text()
     if (served !== referencePage) throw new Error(`GET /host?limit=${HOSTS} (${served.length} chars) differs from the hello-page50 reference (${referencePage.length})`)
-    push(await measure(backend, 'page50-service', server.port, `/host?limit=${HOSTS}`, keys.service))
-    push(await measure(backend, 'page50-dynamic', server.port, `/host?limit=${HOSTS}`, keys.dynamic))
+    out.push(...await measurePhase(backend, [
+      { name: 'hello-page50', port: hello.port, path: '/page50', headers: {} },
+      { name: 'page50-service', port: server.port, path: `/host?limit=${HOSTS}`, headers: keys.service },
+      { name: 'page50-dynamic', port: server.port, path: `/host?limit=${HOSTS}`, headers: keys.dynamic }
+    ]))
   } finally {
-    await stopServer(server)
+    await Promise.all([stopServer(hello), stopServer(server)])
     if (backend === 'redis') {
       const redis = new Redis(REDIS_URL)
       try {
@@ -252,7 +273,7 @@ async function main (): Promise<void> {
   if (backends.includes('redis') && !await redisAnswers()) throw new Error(`no Redis answers at ${REDIS_URL}; run with --backends memory to skip it`)
 
   const startLoad = loadavg()
-  console.log(`GET /host vs hello-world: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`GET /host vs hello-world: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case (two interleaved halves), ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
   const results: Measurement[] = []
   for (const backend of backends) results.push(...await runBackend(backend))
   const endLoad = loadavg()

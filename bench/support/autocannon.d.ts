@@ -1,15 +1,18 @@
 // autocannon ships no type declarations: the part of its programmatic API the benchmarks use.
 declare module 'autocannon' {
-  interface Histogram {
-    average: number
-    mean: number
-    stddev: number
-    min: number
-    max: number
-    p50: number
-    p90: number
-    p99: number
-    total: number
+  function autocannon (opts: autocannon.Options): Promise<autocannon.Result>
+
+  namespace autocannon {
+    interface Histogram {
+      average: number
+      mean: number
+      stddev: number
+      min: number
+      max: number
+      p50: number
+      p90: number
+      p99: number
+      total: number
   }
 
   interface Options {
@@ -34,6 +37,7 @@ declare module 'autocannon' {
     duration: number
   }
 
-  function autocannon (opts: Options): Promise<Result>
+  }
+
   export = autocannon
 }
