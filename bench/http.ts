@@ -187,7 +187,7 @@ async function redisAnswers (): Promise<boolean> {
 async function runBackend (backend: Backend): Promise<Measurement[]> {
   const out: Measurement[] = []
   const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
-  const prefix = `vulnscan-bench.${randomBytes(4).toString('hex')}`
+  const prefix = `vulnscan-bench-http.${randomBytes(4).toString('hex')}`
   const env: Record<string, string> = { BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL }
   // Both servers stay up for the whole backend so that their measurements can be interleaved; the one not
   // under load is idle.
