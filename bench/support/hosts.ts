@@ -1,6 +1,7 @@
 // Realistic host records for the benchmarks: several open ports each, with service, product, version, CPE,
 // banners of the length real services send, and TLS facts on the TLS ports. Deterministic per index.
 import type { FastifyInstance } from 'fastify'
+import { hostRecordToResult } from '../../lib/store/host-result'
 import { formatCpe } from '../../lib/scanner/cpe'
 import { MAX_BANNER_CHARS } from '../../lib/scanner/probes/common'
 import type { HostPort, HostRecord } from '../../lib/store/types'
@@ -113,5 +114,7 @@ export function realisticHosts (count: number): HostRecord[] {
  * (e.g. to a results store written per scan).
  */
 export async function seedHosts (fastify: FastifyInstance, hosts: HostRecord[]): Promise<void> {
-  for (const host of hosts) await fastify.store.putHost(host)
+  for (const h of hosts) {
+    await fastify.results.recordHost({ scanId: h.lastScanId, at: h.lastSeen, host: hostRecordToResult(h), scannedPorts: h.ports.map((p) => p.port), findings: [], settledPorts: [] })
+  }
 }

@@ -4,12 +4,13 @@
 import { expandTargets, parseScope, type ExpandedHost } from '../scanner/targets'
 import { scanHosts } from '../scanner/engine'
 import { getTemplate } from '../scanner/templates'
-import type { HostResult, PortResult, Template } from '../scanner/types'
+import type { HostResult, Template } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { CveMatch } from '../nvd/types'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
-import { isTerminal, type BatchSummary, type HostRecord, type Store } from '../store/types'
+import { isTerminal, type BatchSummary, type Store } from '../store/types'
+import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { findingsForPort, productsOf } from './findings'
 
@@ -138,25 +139,6 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     return { findings, settled, unchecked: [...unchecked] }
   }
 
-  /** A stored host as the engine would have reported it, for matching its ports again. */
-  function asHostResult (h: HostRecord): HostResult {
-    return {
-      address: h.address,
-      hostnames: h.hostnames,
-      up: h.up,
-      rttMs: h.rttMs,
-      closedCount: 0,
-      ports: h.ports.map((p): PortResult => ({
-        port: p.port,
-        protocol: 'tcp',
-        state: p.state,
-        ...(p.service !== undefined
-          ? { service: { service: p.service, product: p.product, version: p.version, extraInfo: p.extraInfo, distro: p.distro, banner: p.banner, cpe: p.cpe ?? [], tls: p.tls } }
-          : {})
-      }))
-    }
-  }
-
   /**
    * Products a scan could not check (the NVD was unreachable) are matched once the index can supply
    * them: the hosts' stored services are matched again and their findings written, as of when they
@@ -173,7 +155,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       for (const address of addresses) {
         const stored = await results.getHost(address)
         if (stored !== null) {
-          const host = asHostResult(stored)
+          const host = hostRecordToResult(stored)
           const ports = host.ports.filter((p) => p.state === 'open' && p.service !== undefined &&
             productsOf(p.service).some((x) => `${x.vendor}:${x.product}` === key))
           const findings: NewFinding[] = []
