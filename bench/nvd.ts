@@ -132,6 +132,15 @@ async function main (): Promise<void> {
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 3 })
   const prefix = `vulnscan-bench:${randomBytes(4).toString('hex')}:`
   const ridx = createRedisIndex({ redis, prefix })
+  // An interrupted run still removes its keys and files.
+  const onSignal = (): void => {
+    ridx.drop().catch(() => {}).finally(() => {
+      fs.rmSync(dir, { recursive: true, force: true })
+      process.exit(130)
+    })
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   try {
     console.log('\n[redis backend]')
     peakRss = 0

@@ -28,8 +28,13 @@ const DECODED_CACHE_MAX = 4096
 export interface MemoryIndexOptions {
   /** File to load at open and save to; without it the index lives only in memory. */
   filePath?: string
-  /** How long after the last change an automatic save happens (ms). Default 2000. */
+  /** Quiet time after the last change before an automatic save (ms). Default 2000. */
   saveDelayMs?: number
+  /**
+   * Longest a change waits for an automatic save while changes keep coming (ms), so a long
+   * import is not re-saved every few seconds (each save writes the whole index). Default 300000.
+   */
+  maxSaveDelayMs?: number
 }
 
 interface Stored {
@@ -64,6 +69,8 @@ export class MemoryIndex implements LocalCveIndex {
   private readonly fetched = new Map<string, number>()
   private readonly decoded = new Map<string, CveRecord>()
   private dirty = false
+  /** When the oldest unsaved change happened (ms since epoch), 0 when none is pending. */
+  private dirtySince = 0
   private timer: NodeJS.Timeout | null = null
   private saving: Promise<void> = Promise.resolve()
   private closed = false
@@ -198,11 +205,17 @@ export class MemoryIndex implements LocalCveIndex {
 
   private markDirty (): void {
     this.dirty = true
-    if (this.opts.filePath === undefined || this.timer !== null || this.closed) return
+    if (this.opts.filePath === undefined || this.closed) return
+    const now = Date.now()
+    if (this.dirtySince === 0) this.dirtySince = now
+    // Debounced: every change pushes the save back, up to the maximum delay.
+    const deadline = this.dirtySince + (this.opts.maxSaveDelayMs ?? 300_000)
+    const delay = Math.max(0, Math.min(this.opts.saveDelayMs ?? 2000, deadline - now))
+    if (this.timer !== null) clearTimeout(this.timer)
     this.timer = setTimeout(() => {
       this.timer = null
       this.flush().catch(() => { this.dirty = true })
-    }, this.opts.saveDelayMs ?? 2000)
+    }, delay)
     this.timer.unref()
   }
 
@@ -248,6 +261,7 @@ export class MemoryIndex implements LocalCveIndex {
     const file = this.opts.filePath
     if (file === undefined) return
     this.dirty = false
+    this.dirtySince = 0
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
     const header: Header = {
       format: FORMAT,
@@ -296,6 +310,7 @@ export class MemoryIndex implements LocalCveIndex {
       await fsp.rename(tmp, file)
     } catch (err) {
       this.dirty = true
+      if (this.dirtySince === 0) this.dirtySince = Date.now()
       await fsp.rm(tmp, { force: true })
       throw err
     }
