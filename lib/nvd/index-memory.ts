@@ -85,10 +85,10 @@ export class MemoryIndex implements LocalCveIndex {
     let stored = 0
     for (const r of newestPerId(records, compareModified)) {
       const prev = this.records.get(r.id)
+      if (prev !== undefined && compareModified(r.lastModified, prev.lm) < 0) continue
       const p = prepare(r)
       if (prev !== undefined) {
         const c = compareModified(r.lastModified, prev.lm)
-        if (c < 0) continue
         const oldJson = decodeJson(prev.blob)
         if (c === 0 && oldJson === p.json) continue
         const old = JSON.parse(oldJson) as CveRecord
