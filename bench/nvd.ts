@@ -4,7 +4,7 @@
 // The feed is SYNTHETIC: the real fixture records of test/fixtures/nvd/cves repeated under fresh
 // ids (CVE-9xxx-NNNNNN), so every product has thousands of CVEs sharing a few distinct criteria.
 //
-//   npx tsx bench/nvd.ts                 300,000 records, 100,000 matches per backend
+//   npx tsx --expose-gc --max-old-space-size=1024 bench/nvd.ts     300,000 records, 100,000 matches per backend
 //   BENCH_RECORDS=20000 BENCH_MATCHES=10000 npx tsx bench/nvd.ts    a quicker run
 //
 // Redis: 127.0.0.1:6379 (REDIS_URL overrides); the benchmark writes under its own prefix and
@@ -47,6 +47,13 @@ function sampleRss (): void {
 }
 const sampler = setInterval(sampleRss, 20)
 sampler.unref()
+
+/** Live memory after a full collection (when run with --expose-gc), which RSS alone does not show. */
+function live (): string {
+  if (typeof global.gc === 'function') global.gc()
+  const u = process.memoryUsage()
+  return `heap ${mb(u.heapUsed)} + buffers ${mb(u.external)}, RSS ${mb(u.rss)}${typeof global.gc === 'function' ? ' after GC' : ''}`
+}
 
 const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(0)} MB`
 const fmt = (n: number): string => Math.round(n).toLocaleString('en')
@@ -168,6 +175,7 @@ async function main (): Promise<void> {
     const saveSecs = (Date.now() - t1) / 1000
     console.log(`  import: ${fmt(m.records)} records in ${secs.toFixed(1)} s = ${fmt(m.records / secs)} records/s, ` +
       `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}`)
+    console.log(`  held in memory: ${live()}`)
     await benchMatches('memory', midx)
     await midx.close()
     t0 = Date.now()

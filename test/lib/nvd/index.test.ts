@@ -270,6 +270,16 @@ test('memory+file: persisted at close and loaded at open, written atomically', a
   await c.close()
   await d.close()
 
+  // Without .gz the file is plain NDJSON, and it loads the same.
+  const plainFile = path.join(tmpDir, 'plain', 'index.ndjson')
+  const g = await createMemoryIndex({ filePath: plainFile })
+  await g.upsertRaw(allRawFixtures())
+  await g.close()
+  t.equal(fs.readFileSync(plainFile).subarray(0, 1).toString(), '{', 'not compressed')
+  const h = await createMemoryIndex({ filePath: plainFile })
+  t.same(ids(await h.match(SSH_92P1)), ['CVE-2023-51385', 'CVE-2024-6387'])
+  await h.close()
+
   // While changes keep coming the save waits (an import is not re-saved every few seconds),
   // but never longer than the maximum delay.
   const burstFile = path.join(tmpDir, 'burst', 'index.ndjson.gz')
