@@ -4,7 +4,7 @@
 // The feed is SYNTHETIC: the real fixture records of test/fixtures/nvd/cves repeated under fresh
 // ids (CVE-9xxx-NNNNNN), so every product has thousands of CVEs sharing a few distinct criteria.
 //
-//   npx tsx --expose-gc --max-old-space-size=1024 bench/nvd.ts     300,000 records, 100,000 matches per backend
+//   npx tsx --expose-gc --max-old-space-size=512 bench/nvd.ts    300,000 records, 100,000 matches per backend
 //   BENCH_RECORDS=20000 BENCH_MATCHES=10000 npx tsx bench/nvd.ts    a quicker run
 //
 // Redis: 127.0.0.1:6379 (REDIS_URL overrides); the benchmark writes under its own prefix and
@@ -53,6 +53,13 @@ function live (): string {
   if (typeof global.gc === 'function') global.gc()
   const u = process.memoryUsage()
   return `heap ${mb(u.heapUsed)} + buffers ${mb(u.external)}, RSS ${mb(u.rss)}${typeof global.gc === 'function' ? ' after GC' : ''}`
+}
+
+/** This process's CPU time over a phase: on a shared machine wall time says more about the neighbours. */
+function cpuNote (start: NodeJS.CpuUsage, wallSecs: number): string {
+  const u = process.cpuUsage(start)
+  const cpu = (u.user + u.system) / 1e6
+  return `process CPU ${cpu.toFixed(1)} s (${Math.round(100 * cpu / wallSecs)}% of the wall time; the load average was ${os.loadavg()[0].toFixed(1)})`
 }
 
 const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(0)} MB`
@@ -153,10 +160,11 @@ async function main (): Promise<void> {
     peakRss = 0
     sampleRss()
     t0 = Date.now()
+    let cpu0 = process.cpuUsage()
     const r = await importFeed(feed, ridx, { batchSize: 1000 })
     let secs = (Date.now() - t0) / 1000
     console.log(`  import: ${fmt(r.records)} records in ${secs.toFixed(1)} s = ${fmt(r.records / secs)} records/s, ` +
-      `skipped ${r.skipped}, peak RSS ${mb(peakRss)}`)
+      `skipped ${r.skipped}, peak RSS ${mb(peakRss)}; ${cpuNote(cpu0, secs)}`)
     const info = await redis.info('memory')
     console.log(`  redis used_memory after import: ${/used_memory_human:(\S+)/.exec(info)?.[1] ?? '?'}`)
     await benchMatches('redis', ridx)
@@ -168,13 +176,15 @@ async function main (): Promise<void> {
     peakRss = 0
     sampleRss()
     t0 = Date.now()
+    cpu0 = process.cpuUsage()
     const m = await importFeed(feed, midx, { batchSize: 1000 })
     secs = (Date.now() - t0) / 1000
+    const memCpu = cpuNote(cpu0, secs)
     const t1 = Date.now()
     await midx.flush()
     const saveSecs = (Date.now() - t1) / 1000
     console.log(`  import: ${fmt(m.records)} records in ${secs.toFixed(1)} s = ${fmt(m.records / secs)} records/s, ` +
-      `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}`)
+      `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}; ${memCpu}`)
     console.log(`  held in memory: ${live()}`)
     await benchMatches('memory', midx)
     await midx.close()
