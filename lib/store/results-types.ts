@@ -106,6 +106,6 @@ export interface ResultsStore {
   getFinding(id: string): Promise<FindingRecord | null>
   /** A user's decision, kept by later scans. */
   decideFinding(id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null>
-  /** Addresses with a finding for the CVE. */
+  /** Addresses with a standing finding (neither fixed nor false positive) for the CVE, in address order. */
   hostsForCve(cveId: string): Promise<string[]>
 }
