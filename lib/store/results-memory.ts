@@ -54,7 +54,10 @@ export class MemoryResultsStore implements ResultsStore {
     return view
   }
 
+  private revision = 0
+
   private changed (): void {
+    this.revision++
     this.hostViews = new Map()
     this.findingViews = new Map()
   }
@@ -107,6 +110,10 @@ export class MemoryResultsStore implements ResultsStore {
       query.minSeverity !== undefined || query.hasFindings !== undefined
     const all = filtered ? view.filter((h) => hostMatches(h, query)) : view
     return { items: slice(all, order, query.offset, query.limit).map((h) => h.json), total: all.length }
+  }
+
+  async hostsRevision (): Promise<string> {
+    return String(this.revision)
   }
 
   async getHost (address: string): Promise<HostRecord | null> {

@@ -174,7 +174,8 @@ export class RedisResultsStore implements ResultsStore {
         ['ZREM', this.key('hosts', 'by-severity'), address],
         ['ZREM', this.key('hosts', 'by-address'), sortKey],
         ['HDEL', this.key('hosts', 'text'), address],
-        ['HDEL', this.key('hosts', 'addr-key'), address])
+        ['HDEL', this.key('hosts', 'addr-key'), address],
+        ['INCR', this.key('hosts', 'rev')])
       return ops
     }
     ops.push(
@@ -184,7 +185,8 @@ export class RedisResultsStore implements ResultsStore {
       ['ZADD', this.key('hosts', 'by-severity'), String(severityScore(next.maxSeverity)), address],
       ['ZADD', this.key('hosts', 'by-address'), '0', sortKey],
       ['HSET', this.key('hosts', 'text'), address, hostSearchText(next)],
-      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)])
+      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)],
+      ['INCR', this.key('hosts', 'rev')])
     return ops
   }
 
@@ -273,6 +275,10 @@ export class RedisResultsStore implements ResultsStore {
       ranges,
       text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
     })
+  }
+
+  async hostsRevision (): Promise<string> {
+    return (await this.redis.get(this.key('hosts', 'rev'))) ?? '0'
   }
 
   async getHost (address: string): Promise<HostRecord | null> {

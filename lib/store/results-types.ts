@@ -100,6 +100,8 @@ export interface ResultsStore {
   recordHost(write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }>
   listHostsJson(query: HostQuery): Promise<Page<string>>
   getHost(address: string): Promise<HostRecord | null>
+  /** Changes whenever any host is written or deleted, in every process: lets readers cache host pages. */
+  hostsRevision(): Promise<string>
   /** Delete the host and its findings; false when unknown. */
   deleteHost(address: string): Promise<boolean>
   listFindings(query: FindingQuery): Promise<Page<FindingRecord>>
