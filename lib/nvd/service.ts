@@ -27,21 +27,33 @@ export interface NvdService {
 }
 
 export async function createNvdService (opts: NvdServiceOptions): Promise<NvdService> {
+  // The Redis index writes with WATCH transactions, whose state belongs to the connection: it gets one
+  // of its own, so nobody else's MULTI/EXEC on a shared connection can clear its watch.
+  const redis = opts.redis?.duplicate({ enableAutoPipelining: false })
   const index = await createCveIndex({
-    redis: opts.redis,
+    redis,
     prefix: opts.prefix + ':',
-    ...(opts.redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
+    ...(redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
   })
+  // A scan waits on this client: an NVD outage must cost seconds, not the minutes of retries a sync can afford.
   const client = createNvdClient({
     baseUrl: opts.apiUrl,
     apiKey: opts.apiKey,
     requestsPerWindow: opts.requestsPerWindow,
+    maxRetries: 1,
+    retryBaseMs: 500,
+    retryMaxMs: 2000,
+    maxRetryAfterMs: 10_000,
+    timeoutMs: 20_000,
     logger: opts.logger
   })
   return {
     index,
     client,
     ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger }),
-    close: () => index.close()
+    close: async () => {
+      await index.close()
+      redis?.disconnect()
+    }
   }
 }

@@ -9,7 +9,6 @@ import {
 interface HostEntry {
   record: HostRecord
   json: string
-  bytes: Buffer
   /** Sort values, computed once per write rather than once per comparison. */
   keys: Record<NonNullable<HostQuery['sort']>, number | string>
   text: string
@@ -55,7 +54,10 @@ export class MemoryResultsStore implements ResultsStore {
     return view
   }
 
+  private revision = 0
+
   private changed (): void {
+    this.revision++
     this.hostViews = new Map()
     this.findingViews = new Map()
   }
@@ -76,7 +78,6 @@ export class MemoryResultsStore implements ResultsStore {
     this.hosts.set(host.address, {
       record: host,
       json,
-      bytes: Buffer.from(json),
       keys,
       text: hostSearchText(host),
       ports: new Set(facets.ports),
@@ -107,11 +108,6 @@ export class MemoryResultsStore implements ResultsStore {
     return { items: page.items.map((h) => h.json), total: page.total }
   }
 
-  async listHostsJsonBuffers (query: HostQuery): Promise<Page<Buffer>> {
-    const page = this.hostPage(query)
-    return { items: page.items.map((h) => h.bytes), total: page.total }
-  }
-
   private hostPage (query: HostQuery): Page<HostEntry> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
@@ -120,6 +116,10 @@ export class MemoryResultsStore implements ResultsStore {
       query.minSeverity !== undefined || query.hasFindings !== undefined
     const all = filtered ? view.filter((h) => hostMatches(h, query)) : view
     return { items: slice(all, order, query.offset, query.limit), total: all.length }
+  }
+
+  async hostsRevision (): Promise<string> {
+    return String(this.revision)
   }
 
   async getHost (address: string): Promise<HostRecord | null> {

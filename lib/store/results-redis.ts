@@ -100,7 +100,6 @@ type RedisWithResults = Redis & {
   vulnscanResultsSnapshot(rev: string, host: string, hostFindings: string, findingPrefix: string): Promise<[string, string | null, ...(string | null)[]]>
   vulnscanResultsApply(rev: string, expected: string, ops: string, deleteRev: string): Promise<number>
   vulnscanResultsQuery(spec: string): Promise<[number, ...(string | null)[]]>
-  vulnscanResultsQueryBuffer(spec: string): Promise<[number, ...(Buffer | null)[]]>
 }
 
 interface QuerySpec {
@@ -175,7 +174,8 @@ export class RedisResultsStore implements ResultsStore {
         ['ZREM', this.key('hosts', 'by-severity'), address],
         ['ZREM', this.key('hosts', 'by-address'), sortKey],
         ['HDEL', this.key('hosts', 'text'), address],
-        ['HDEL', this.key('hosts', 'addr-key'), address])
+        ['HDEL', this.key('hosts', 'addr-key'), address],
+        ['INCR', this.key('hosts', 'rev')])
       return ops
     }
     ops.push(
@@ -185,7 +185,8 @@ export class RedisResultsStore implements ResultsStore {
       ['ZADD', this.key('hosts', 'by-severity'), String(severityScore(next.maxSeverity)), address],
       ['ZADD', this.key('hosts', 'by-address'), '0', sortKey],
       ['HSET', this.key('hosts', 'text'), address, hostSearchText(next)],
-      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)])
+      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)],
+      ['INCR', this.key('hosts', 'rev')])
     return ops
   }
 
@@ -253,12 +254,6 @@ export class RedisResultsStore implements ResultsStore {
     return await this.query(this.hostSpec(query))
   }
 
-  // The page goes to the client as it is, so decoding it to strings and encoding it again would be wasted work.
-  async listHostsJsonBuffers (query: HostQuery): Promise<Page<Buffer>> {
-    const [total, ...items] = await this.redis.vulnscanResultsQueryBuffer(JSON.stringify({ ...this.hostSpec(query), tmp: this.key('tmp', 'query') }))
-    return { items: items.filter((r): r is Buffer => Buffer.isBuffer(r)), total: Number(total) }
-  }
-
   private hostSpec (query: HostQuery): Omit<QuerySpec, 'tmp'> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
@@ -284,6 +279,10 @@ export class RedisResultsStore implements ResultsStore {
       ranges,
       text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
     }
+  }
+
+  async hostsRevision (): Promise<string> {
+    return (await this.redis.get(this.key('hosts', 'rev'))) ?? '0'
   }
 
   async getHost (address: string): Promise<HostRecord | null> {

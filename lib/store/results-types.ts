@@ -99,9 +99,9 @@ export interface ResultsStore {
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */
   recordHost(write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }>
   listHostsJson(query: HostQuery): Promise<Page<string>>
-  /** The same page as raw UTF-8 JSON bytes, when the backend can hand them over without decoding them. */
-  listHostsJsonBuffers?(query: HostQuery): Promise<Page<Buffer>>
   getHost(address: string): Promise<HostRecord | null>
+  /** Changes whenever any host is written or deleted, in every process: lets readers cache host pages. */
+  hostsRevision(): Promise<string>
   /** Delete the host and its findings; false when unknown. */
   deleteHost(address: string): Promise<boolean>
   listFindings(query: FindingQuery): Promise<Page<FindingRecord>>

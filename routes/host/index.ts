@@ -4,11 +4,19 @@ import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchem
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { addressParam } from '../../lib/store/results-merge'
+import { RevisionCache } from '../../lib/revision-cache'
+import type { HostRecord } from '../../lib/store/types'
 
-const ITEMS_OPEN = Buffer.from('{"items":[')
-const COMMA = Buffer.from(',')
+/** A host as lists show it: everything but the banners, which only GET /host/{address} carries. */
+function listView (json: string): string {
+  const host = JSON.parse(json) as HostRecord
+  return JSON.stringify({ ...host, ports: host.ports.map(({ banner: _banner, ...port }) => port) })
+}
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Host pages change only when a scan writes hosts, and are read far more often than that.
+  const pages = new RevisionCache()
+
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
     schema: {
@@ -16,7 +24,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['hosts'],
       summary: 'List hosts',
       description: 'Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); ' +
-        'by default the most recently seen first.',
+        'by default the most recently seen first. Ports in the list carry no banner: GET /host/{address} has them.',
       querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
@@ -24,18 +32,17 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     const { limit, offset } = paging(request.query)
     const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
     const query = { limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order }
-    // Hosts are stored as the JSON of records the store builds field by field, so they are sent as they are,
-    // without a parse and re-serialize per request (and, from Redis, without even decoding the bytes).
-    reply.type('application/json; charset=utf-8')
-    if (fastify.results.listHostsJsonBuffers) {
-      const page = await fastify.results.listHostsJsonBuffers(query)
-      const parts: Buffer[] = [ITEMS_OPEN]
-      page.items.forEach((item, i) => { if (i > 0) parts.push(COMMA); parts.push(item) })
-      parts.push(Buffer.from(`],"total":${page.total},"limit":${limit},"offset":${offset}}`))
-      return reply.send(Buffer.concat(parts) as never)
+    const key = JSON.stringify(query)
+    const revision = await fastify.results.hostsRevision()
+    let body = pages.get(key, revision)
+    if (body === undefined) {
+      const page = await fastify.results.listHostsJson(query)
+      // Hosts are stored as the JSON of records the store builds field by field; the list view is built
+      // once per revision and then sent as it is, without a parse and re-serialize per request.
+      body = `{"items":[${page.items.map(listView).join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}`
+      pages.set(key, revision, body)
     }
-    const page = await fastify.results.listHostsJson(query)
-    return reply.send(`{"items":[${page.items.join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}` as never)
+    return reply.type('application/json; charset=utf-8').send(body as never)
   })
 
   fastify.get('/:address', {
