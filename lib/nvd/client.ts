@@ -79,6 +79,11 @@ export interface RequestOptions {
 }
 
 export interface NvdClient {
+  /**
+   * Every page of a query. A lastMod span longer than 120 days is walked window by window;
+   * `startIndex` applies to the first window. Retries, rate limiting and total changes between
+   * pages are handled inside; errors that survive the retries end the iteration with NvdApiError.
+   */
   cvePages: (query?: CveQuery, opts?: RequestOptions) => AsyncGenerator<CvePage, void, undefined>
   /** One page exactly as asked (no window splitting, no follow-up pages). */
   fetchPage: (query: CveQuery, opts?: RequestOptions) => Promise<CvePage>

@@ -40,6 +40,8 @@ export interface CompiledCriterion {
   rest: string[]
   /** Key of the exact version (+ update when it is a specific value). */
   exactKey: VersionKey | null
+  /** Key of the version field alone. */
+  versionKey: VersionKey | null
   exactLabel: string
   startIncl: VersionKey | null
   startExcl: VersionKey | null
@@ -142,6 +144,7 @@ export function compileCriterion (criterion: CpeCriterion): CompiledCriterion | 
     update,
     rest: [p.edition, p.language, p.swEdition, p.targetSw, p.targetHw, p.other],
     exactKey: isSpecific(version) ? versionKey(exactLabel) : null,
+    versionKey: isSpecific(version) ? versionKey(version) : null,
     exactLabel,
     startIncl: si !== undefined ? versionKey(si) : null,
     startExcl: se !== undefined ? versionKey(se) : null,
@@ -183,15 +186,23 @@ export function evaluate (c: CompiledCriterion, t: CompiledTarget): string | nul
   if (c.version === '-') return null
   if (c.version !== '*') {
     const tk = t.key as VersionKey
-    if (c.update === '*' || c.update === '-' || t.update === '*') {
-      // The criterion leaves the update open, or the target does not know its own: versions alone decide.
-      if (compareKeys(versionKey(c.version), t.versionOnlyKey as VersionKey) !== 0 &&
-        compareKeys(c.exactKey as VersionKey, tk) !== 0) return null
-      if (c.update === '-' && isSpecific(t.update)) return null
-      return `version ${t.label} equals criterion version ${c.exactLabel}`
+    const cv = c.versionKey as VersionKey
+    const same = `version ${t.label} equals criterion version ${c.exactLabel}`
+    if (c.update === '*') {
+      // Any update of that version: 9.2 covers 9.2 + p1 and 9.2p1 written as one version.
+      if (compareKeys(cv, t.versionOnlyKey as VersionKey) === 0 || compareKeys(cv, t.baseKey as VersionKey) === 0 ||
+        compareKeys(c.exactKey as VersionKey, tk) === 0) return same
+      return null
     }
-    if (compareKeys(c.exactKey as VersionKey, tk) !== 0) return null
-    return `version ${t.label} equals criterion version ${c.exactLabel}`
+    if (c.update === '-') {
+      // Only the version without any update.
+      if (isSpecific(t.update)) return null
+      return compareKeys(cv, t.versionOnlyKey as VersionKey) === 0 ? same : null
+    }
+    if (compareKeys(c.exactKey as VersionKey, tk) === 0) return same
+    // The target does not know its update: the version alone decides.
+    if (t.update === '*' && compareKeys(cv, t.versionOnlyKey as VersionKey) === 0) return same
+    return null
   }
   if (!c.hasRange) {
     if (isSpecific(c.update) && isSpecific(t.update) && c.update !== t.update) return null

@@ -63,8 +63,12 @@ export async function ensureProducts (opts: EnsureProductsOptions): Promise<Ensu
       result.failed.push({ ...p, error: 'not a CPE vendor/product name' })
       continue
     }
-    if (await index.knowsProduct(p.vendor, p.product)) result.known.push(p)
-    else todo.push(p)
+    try {
+      if (await index.knowsProduct(p.vendor, p.product)) result.known.push(p)
+      else todo.push(p)
+    } catch (err) {
+      result.failed.push({ ...p, error: `index unavailable: ${failureReason(err)}` })
+    }
   }
 
   let downReason: string | null = null

@@ -241,6 +241,13 @@ test('all four range bounds and the update field, on constructed criteria', asyn
   t.equal(evaluate(exact, target(cpe('a', 'openbsd', 'openssh', '9.3', 'p1'))), null)
   const anyUpdate = crit('cpe:2.3:a:openbsd:openssh:9.2:*:*:*:*:*:*:*')!
   t.not(evaluate(anyUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2', 'p1'))), null)
+  t.not(evaluate(anyUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2p1'))), null, 'patch level written into the version')
+  t.equal(evaluate(anyUpdate, target(cpe('a', 'openbsd', 'openssh', '9.3'))), null)
+  const noUpdate = crit('cpe:2.3:a:openbsd:openssh:9.2:-:*:*:*:*:*:*')!
+  t.not(evaluate(noUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2'))), null)
+  t.not(evaluate(noUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2', '-'))), null)
+  t.equal(evaluate(noUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2', 'p1'))), null)
+  t.equal(evaluate(noUpdate, target(cpe('a', 'openbsd', 'openssh', '9.2p1'))), null)
   const range = crit('cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', { versionEndExcluding: '9.3' })!
   t.equal(evaluate(range, target(cpe('a', 'openbsd', 'openssh', '9.2', 'p1'))), '9.2p1 < 9.3 (versionEndExcluding)')
   const after92 = crit('cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', { versionStartExcluding: '9.2' })!

@@ -158,3 +158,17 @@ test('an aborted signal reports the remaining products without throwing', async 
   })
   t.same(r.failed.map((f) => f.error), ['aborted', 'aborted'])
 })
+
+test('an index that cannot answer is reported per product, not thrown', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(nvd.close)
+  const real = await createMemoryIndex()
+  t.teardown(() => real.close())
+  const broken: CveIndex = Object.assign(Object.create(real) as CveIndex, {
+    knowsProduct: async () => { throw new Error('connection is closed') }
+  })
+  const client = createNvdClient({ baseUrl: nvd.baseUrl, requestsPerWindow: 1000 })
+  const r = await ensureProducts({ client, index: broken, ttlSeconds: 60, products: [{ vendor: 'redis', product: 'redis' }] })
+  t.same(r.failed, [{ vendor: 'redis', product: 'redis', error: 'index unavailable: connection is closed' }])
+  t.equal(nvd.requests.length, 0)
+})
