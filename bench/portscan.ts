@@ -6,7 +6,7 @@
 // 2. a host in a network namespace the bench creates (a veth pair in 198.18.0.0/15, the block
 //    reserved for benchmarks; an nftables rule inside dropping a block of ports so they read
 //    filtered; a few listening services), nmap's top 1000 ports, against nmap on the same ports;
-// 3. service detection on the namespace host's open ports against `nmap -sV` (hook below).
+// 3. service detection on the open ports of the namespace host and of 127.0.0.1 against `nmap -sV`.
 // Each part runs several times, alternating which scanner goes first; medians are reported with the
 // open/closed/filtered agreement port by port. Our time is the scan call inside this process (the
 // product is a long-running worker); nmap's is its process's wall time. The namespace is torn down
@@ -17,6 +17,7 @@ import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_pro
 import { randomBytes } from 'node:crypto'
 import { scanPorts, type PortScanHost, type PortScanStats } from '../lib/scanner/portscan'
 import { allPorts, TOP_1000 } from '../lib/scanner/ports'
+import { printReport, runDetectionBench, type DetectionBenchResult } from './service-detect'
 
 type State = 'open' | 'closed' | 'filtered'
 
@@ -224,14 +225,21 @@ async function waitForListeners (host: string, ports: number[], ms: number): Pro
   throw new Error(`services in the namespace did not come up on ${host}`)
 }
 
-// ---------------------------------------------------------------------------------------------
-// PART 3 HOOK: service detection vs `nmap -sV`, to be wired by the lead to bench/service-detect.ts
-// (the probes helper exports runDetectionBench() there). Called while the namespace still exists,
-// with the namespace host and the ports our scan found open there and on 127.0.0.1.
-// ---------------------------------------------------------------------------------------------
+// Part 3: service detection vs `nmap -sV` on the open ports of the namespace host and of 127.0.0.1,
+// run while the namespace still exists.
 async function part3ServiceDetection (ctx: { nsHost?: string, nsOpenPorts: number[], loopbackOpenPorts: number[] }): Promise<unknown> {
-  process.stderr.write(`part 3 (service detection vs nmap -sV) is not wired here yet; open ports: ${JSON.stringify(ctx)}\n`)
-  return undefined
+  const results: DetectionBenchResult[] = []
+  const targets = [
+    ...(ctx.nsHost !== undefined && ctx.nsOpenPorts.length > 0 ? [{ host: ctx.nsHost, ports: ctx.nsOpenPorts }] : []),
+    { host: '127.0.0.1', ports: ctx.loopbackOpenPorts }
+  ]
+  for (const t of targets) {
+    process.stderr.write(`part 3: service detection on ${t.host} ports ${t.ports.join(',')} vs nmap -sV\n`)
+    const r = await runDetectionBench({ host: t.host, ports: t.ports, level: 'full' })
+    if (!process.argv.includes('--json')) printReport(r)
+    results.push(r)
+  }
+  return results
 }
 
 function printPart (r: PartResult): void {

@@ -27,6 +27,8 @@ export type Agreement = 'agree' | 'differ' | 'nmap-unnamed' | 'we-unnamed' | 'bo
 export interface PortComparison {
   port: number
   ours: ServiceInfo
+  /** Time our detection took on this port (all ports run at once). */
+  oursMs: number
   nmap: NmapService
   agreement: Agreement
   note?: string
@@ -149,7 +151,11 @@ export async function runDetectionBench (opts: { host?: string, ports?: number[]
   if (!open.length) throw new Error(`none of ports ${candidates.join(',')} is open on ${host}`)
 
   const t0 = process.hrtime.bigint()
-  const ours = await Promise.all(open.map((port) => detectService({ host, port, level })))
+  const ours = await Promise.all(open.map(async (port) => {
+    const start = process.hrtime.bigint()
+    const info = await detectService({ host, port, level })
+    return { info, ms: Number(process.hrtime.bigint() - start) / 1e6 }
+  }))
   const oursMs = Number(process.hrtime.bigint() - t0) / 1e6
 
   const nmap = await runNmap(host, open)
@@ -158,7 +164,7 @@ export async function runDetectionBench (opts: { host?: string, ports?: number[]
 
   const comparisons = open.map((port, i) => {
     const n = nmapPorts.find((p) => p.port === port) ?? { port }
-    return { port, ours: ours[i], nmap: n, ...compare(ours[i], n) }
+    return { port, ours: ours[i].info, oursMs: ours[i].ms, nmap: n, ...compare(ours[i].info, n) }
   })
   const named = comparisons.filter((c) => c.agreement !== 'nmap-unnamed' && c.agreement !== 'both-unnamed')
   return {
@@ -179,7 +185,7 @@ function describe (s: { service?: string, name?: string, product?: string, versi
   return [s.service ?? s.name ?? '-', s.product, s.version].filter(Boolean).join(' ')
 }
 
-function printReport (r: DetectionBenchResult): void {
+export function printReport (r: DetectionBenchResult): void {
   const lines = [
     `service detection on ${r.host}, ports ${r.ports.join(',')} (level ${r.level}) vs nmap ${r.nmapVersion} -sV`,
     `  ours: ${(r.oursMs / 1000).toFixed(2)} s   nmap: ${(r.nmapMs / 1000).toFixed(2)} s   nmap/ours: ${r.speedup.toFixed(1)}x`,
@@ -187,7 +193,7 @@ function printReport (r: DetectionBenchResult): void {
     ''
   ]
   for (const c of r.comparisons) {
-    lines.push(`  ${String(c.port).padStart(5)}  ${describe(c.ours).padEnd(42)} nmap: ${describe(c.nmap).padEnd(48)} ${c.agreement}${c.note ? ` (${c.note})` : ''}`)
+    lines.push(`  ${String(c.port).padStart(5)}  ${c.oursMs.toFixed(0).padStart(5)} ms  ${describe(c.ours).padEnd(42)} nmap: ${describe(c.nmap).padEnd(48)} ${c.agreement}${c.note ? ` (${c.note})` : ''}`)
   }
   process.stdout.write(lines.join('\n') + '\n')
 }

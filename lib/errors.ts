@@ -10,3 +10,4 @@ export const TargetError = createError('VULNSCAN_SCAN_INVALID_TARGET', '%s', 400
 export const ScopeError = createError('VULNSCAN_SCAN_OUT_OF_SCOPE', '%s', 400)
 export const StoreUnavailableError = createError('VULNSCAN_STORE_UNAVAILABLE', 'Storage is unavailable, try again shortly', 503)
 export const QueueUnavailableError = createError('VULNSCAN_QUEUE_UNAVAILABLE', 'The scan queue is unavailable, try again shortly', 503)
+export const NotAcceptableError = createError('VULNSCAN_HTTP_NOT_ACCEPTABLE', '%s', 406)

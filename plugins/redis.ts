@@ -1,14 +1,18 @@
-// Decorates `fastify.store` (and `fastify.redis` when REDIS_URL is set): scans, hosts and API keys.
+// Decorates `fastify.store` (scans, API keys), `fastify.results` (hosts, findings) and, when REDIS_URL is set,
+// `fastify.redis`.
 import fp from 'fastify-plugin'
 import fastifyRedis from '@fastify/redis'
 import { Redis } from 'ioredis'
 import { RedisStore } from '../lib/store/redis'
 import { MemoryStore } from '../lib/store/memory'
 import type { Store } from '../lib/store/types'
+import { createResultsStore } from '../lib/store/results-redis'
+import type { ResultsStore } from '../lib/store/results-types'
 
 declare module 'fastify' {
   interface FastifyInstance {
     store: Store
+    results: ResultsStore
   }
 }
 
@@ -43,9 +47,11 @@ export default fp(async function redisPlugin (fastify) {
     client.on('error', (err) => fastify.log.warn({ err: { message: err.message } }, 'Redis connection error'))
     await fastify.register(fastifyRedis, { client, closeClient: true })
     fastify.decorate('store', new RedisStore(fastify.redis, REDIS_PREFIX))
+    fastify.decorate('results', createResultsStore(fastify.redis, REDIS_PREFIX))
   } else {
     fastify.log.warn('REDIS_URL is not set: running on the embedded in-memory store and queue. Nothing survives a restart; set REDIS_URL for persistence and separate workers.')
     fastify.decorate('store', new MemoryStore())
+    fastify.decorate('results', createResultsStore(undefined, REDIS_PREFIX))
   }
   fastify.addHook('onClose', async () => { await fastify.store.close() })
 }, { name: 'redis', dependencies: ['env'] })

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { pageOf, ref } from './common'
+import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
 
 export const TlsInfoSchema = Type.Object({
   protocol: Type.Optional(Type.String()),
@@ -32,9 +32,25 @@ export const HostSchema = Type.Object({
   lastSeen: Type.String({ format: 'date-time' }),
   lastScanId: Type.String(),
   rttMs: Type.Optional(Type.Number()),
-  ports: Type.Array(ref(HostPortSchema)),
-  findingsCount: Type.Integer({ minimum: 0 }),
-  maxSeverity: Type.Union([Type.String(), Type.Null()])
+  ports: Type.Array(ref(HostPortSchema), { description: 'Open and filtered ports, by number; a port a later scan found closed is removed' }),
+  findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
+  maxSeverity: Type.Union([Type.String(), Type.Null()], { description: 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one' })
 }, { $id: 'Host' })
 
 export const PageHostSchema = pageOf(HostSchema, 'PageHost')
+
+export const HostListQuerySchema = Type.Object({
+  ...ListQueryProperties,
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Text in the address or in a hostname (case-insensitive)' })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Only hosts with this TCP port open' })),
+  service: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only hosts with an open port running this service, e.g. `ssh` (case-insensitive)' })),
+  product: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only hosts with an open port running this product, e.g. `OpenSSH` (case-insensitive)' })),
+  minSeverity: Type.Optional(StringEnum(['none', 'low', 'medium', 'high', 'critical'], { description: 'Only hosts whose most severe standing finding is at least this severe' })),
+  hasFindings: Type.Optional(Type.Boolean({ description: 'true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without' })),
+  sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
+  order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))
+}, { additionalProperties: false })
+
+export const HostAddressParamsSchema = Type.Object({
+  address: Type.String({ minLength: 1, maxLength: 64, description: 'An IPv4 or IPv6 address', examples: ['127.0.0.1'] })
+})

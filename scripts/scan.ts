@@ -27,6 +27,7 @@ Options:
 Exit status: 0 when the scan ran, 1 when it failed, 2 on bad usage.`
 
 class UsageError extends Error {}
+class Interrupted extends Error {}
 
 function positiveInt (name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
@@ -102,7 +103,7 @@ async function main (): Promise<number> {
   }
 
   const ac = new AbortController()
-  const onSigint = (): void => { ac.abort(new Error('interrupted')) }
+  const onSigint = (): void => { ac.abort(new Interrupted('interrupted')) }
   process.once('SIGINT', onSigint)
 
   // Progress on stderr, on a terminal only, so stdout stays clean for pipes and --json.
@@ -142,6 +143,8 @@ main().then((code) => { process.exitCode = code }, (err: Error) => {
   if (err instanceof UsageError) {
     process.stderr.write(`\n${USAGE}\n`)
     process.exitCode = 2
+  } else if (err instanceof Interrupted) {
+    process.exitCode = 130
   } else {
     process.exitCode = 1
   }

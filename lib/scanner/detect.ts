@@ -10,6 +10,8 @@
 //    order; a lower-priority reply only wins when it says more (a version beats a bare name).
 // Every reply, whichever probe provoked it, is also checked against all banner signatures: a
 // NATS server answers an HTTP probe with its INFO line, RabbitMQ answers it with an AMQP header.
+// 'light' waits less and falls back only to TLS and HTTP; 'full' tries every probe and, on SMTP,
+// IMAP, POP3 and FTP, upgrades with STARTTLS to report the certificate.
 
 import net from 'node:net'
 import { cpesFor } from './cpe-aliases'
@@ -194,7 +196,6 @@ interface Ctx {
   host: string
   port: number
   timing: Timing
-  level: DetectOptions['level']
   signal: AbortSignal
   conns: Set<Conn | { close: () => void }>
   /** Longest reply seen that nothing recognised, kept as the banner of an unknown service. */
@@ -348,8 +349,18 @@ const postgresProbe: ClientProbe = {
   run: async (c, ctx) => {
     c.write(postgresql.request)
     const reply = await c.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
-    const m = postgresql.parse(reply)
+    let m = postgresql.parse(reply)
     if (m && /no authentication required/.test(m.extraInfo ?? '')) c.write(postgresql.terminate)
+    if (m && !m.version && !ctx.signal.aborted) {
+      // No exact version: a refused protocol version on a second connection narrows the range.
+      const c2 = await open(ctx)
+      if (c2) {
+        c2.write(postgresql.negotiationProbe)
+        const neg = await c2.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
+        c2.close()
+        m = postgresql.parse(reply, neg) ?? m
+      }
+    }
     return found(m ?? recognise(reply, ctx.port), reply, ctx)
   }
 }
@@ -600,7 +611,6 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
     host: opts.host,
     port: opts.port,
     timing,
-    level: opts.level,
     signal: ac.signal,
     conns: new Set(),
     unknownReply: Buffer.alloc(0),

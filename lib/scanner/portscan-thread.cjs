@@ -156,14 +156,21 @@ function createExecutor (report, options = {}) {
     }
   }
 
-  // The sweep runs from setImmediate so that the poll phase has delivered every completion that
-  // is already waiting: a stalled event loop must not turn answered connects into timeouts.
+  // An attempt past its deadline is only given up at the sweep after the one that saw it late: an
+  // event-loop iteration, and so a poll for completions, lies between them. Only then do we know the
+  // answer was not already waiting for us while this thread was busy or not scheduled at all.
+  // The sweep itself runs from setImmediate, after the poll phase of its iteration.
+  let sweeps = 0
   function sweep () {
     sweepPending = false
+    sweeps++
     const now = performance.now()
     for (let i = live.length - 1; i >= 0; i--) {
       const a = live[i]
-      if (a !== undefined && a.deadline <= now) {
+      if (a === undefined || a.deadline > now) continue
+      if (a.lateSince === 0) {
+        a.lateSince = sweeps
+      } else if (a.lateSince < sweeps) {
         finish(a, TIMEOUT)
         closeAttempt(a, false)
       }
@@ -176,7 +183,10 @@ function createExecutor (report, options = {}) {
     lastTick = now
     if (lag > SWEEP_MS * 3) {
       // We were not running: time passed for us, not for the peers. Give the replies a chance.
-      for (const a of live) a.deadline += lag
+      for (const a of live) {
+        a.deadline += lag
+        a.lateSince = 0
+      }
       return
     }
     if (!sweepPending) {
@@ -202,7 +212,7 @@ function createExecutor (report, options = {}) {
   function start (id, hostIndex, port, timeoutMs) {
     const host = hosts[hostIndex]
     const now = performance.now()
-    const a = { id, host: hostIndex, port, started: now, deadline: now + timeoutMs, done: false, index: live.length, handle: null, socket: null, cancel: null }
+    const a = { id, host: hostIndex, port, started: now, deadline: now + timeoutMs, lateSince: 0, done: false, index: live.length, handle: null, socket: null, cancel: null }
     live.push(a)
     startSweep()
     if (injected !== null) {
@@ -270,15 +280,19 @@ function createExecutor (report, options = {}) {
   }
 }
 
-// Worker side: batches of [id, hostIndex, port, timeoutMs] in, of [id, outcome, rttUs, localPort] out.
+// Worker side. A worker serves one scan at a time and is then kept for the next one, so every
+// scan starts with a 'hosts' message carrying a new epoch; results go out as
+// [epoch, id, outcome, rttUs, localPort, id, …] so that late results of an earlier scan are told apart.
+// Work comes in as [id, hostIndex, port, timeoutMs, …].
 function runWorker () {
-  let out = []
+  let epoch = 0
+  let out = [0]
   let flushQueued = false
   const flush = () => {
     flushQueued = false
-    if (out.length === 0) return
+    if (out.length <= 1) return
     const batch = Float64Array.from(out)
-    out = []
+    out = [epoch]
     parentPort.postMessage(batch, [batch.buffer])
   }
   const ex = createExecutor((id, outcome, rtt, localPort) => {
@@ -292,6 +306,9 @@ function runWorker () {
     if (m instanceof Float64Array) {
       for (let i = 0; i + 3 < m.length; i += 4) ex.start(m[i], m[i + 1], m[i + 2], m[i + 3])
     } else if (m.op === 'hosts') {
+      ex.abortAll()
+      epoch = m.epoch
+      out = [epoch]
       ex.setHosts(m.hosts)
     } else if (m.op === 'retime') {
       ex.retime(m.host, m.timeoutMs)
@@ -299,7 +316,7 @@ function runWorker () {
       ex.abortHost(m.host)
     } else if (m.op === 'abortAll') {
       ex.abortAll()
-      out = []
+      out = [epoch]
     }
   })
 }

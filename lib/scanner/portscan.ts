@@ -161,6 +161,64 @@ function abortReason (signal: AbortSignal): Error {
   return e
 }
 
+interface PooledWorker {
+  thread: Worker
+  online: boolean
+  dead: boolean
+  idleTimer: NodeJS.Timeout | null
+}
+
+// Connect threads outlive a scan for a while: a worker process runs scan after scan, and starting a
+// thread costs tens of milliseconds. Idle threads do not keep the process alive.
+const idleWorkers: PooledWorker[] = []
+const WORKER_IDLE_MS = 30_000
+let epochs = 0
+
+function nextEpoch (): number {
+  epochs = (epochs % 1e9) + 1
+  return epochs
+}
+
+function leaseWorker (): PooledWorker {
+  while (idleWorkers.length > 0) {
+    const w = idleWorkers.pop() as PooledWorker
+    if (w.idleTimer !== null) clearTimeout(w.idleTimer)
+    w.idleTimer = null
+    if (w.dead) continue
+    w.thread.ref()
+    return w
+  }
+  const thread = new Worker(path.join(__dirname, 'portscan-thread.cjs'), {
+    workerData: { vulnscanPortscan: true },
+    // The worker runs plain CommonJS: inheriting a TypeScript loader would only slow its start.
+    execArgv: [],
+    stdout: false,
+    stderr: false
+  })
+  const w: PooledWorker = { thread, online: false, dead: false, idleTimer: null }
+  thread.once('online', () => { w.online = true })
+  thread.once('exit', () => { w.dead = true })
+  thread.on('error', () => { w.dead = true })
+  return w
+}
+
+function releaseWorker (w: PooledWorker): void {
+  if (w.dead) return
+  if (idleWorkers.length >= PORTSCAN_DEFAULTS.maxThreads * 2) {
+    void w.thread.terminate()
+    return
+  }
+  w.thread.postMessage({ op: 'abortAll' })
+  w.thread.unref()
+  w.idleTimer = setTimeout(() => {
+    const i = idleWorkers.indexOf(w)
+    if (i >= 0) idleWorkers.splice(i, 1)
+    void w.thread.terminate()
+  }, WORKER_IDLE_MS)
+  w.idleTimer.unref()
+  idleWorkers.push(w)
+}
+
 /**
  * Connect-scan every port of every host. Open = connected, closed = refused, filtered = no answer
  * after the retries, host down = unreachable before it ever answered. Resolves with one entry per
@@ -527,18 +585,13 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
     }
 
     function workerLane (): Lane {
-      const worker = new Worker(path.join(__dirname, 'portscan-thread.cjs'), {
-        workerData: { vulnscanPortscan: true },
-        // The worker runs plain CommonJS: inheriting a TypeScript loader would only slow its start.
-        execArgv: [],
-        stdout: false,
-        stderr: false
-      })
+      const worker = leaseWorker()
+      const epoch = nextEpoch()
       let batch: number[] = []
       const sent = new Set<number>()
       let closed = false
       const lane: Lane = {
-        ready: false,
+        ready: worker.online,
         outstanding: 0,
         send (id, host, port, timeoutMs) {
           sent.add(id)
@@ -548,27 +601,27 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
           if (batch.length === 0 || closed) return
           const msg = Float64Array.from(batch)
           batch = []
-          worker.postMessage(msg, [msg.buffer])
+          worker.thread.postMessage(msg, [msg.buffer])
         },
-        abortHost (host) { if (!closed) worker.postMessage({ op: 'abortHost', host }) },
+        abortHost (host) { if (!closed) worker.thread.postMessage({ op: 'abortHost', host }) },
         retime (host, timeoutMs) {
           lane.flush()
-          if (!closed) worker.postMessage({ op: 'retime', host, timeoutMs })
+          if (!closed) worker.thread.postMessage({ op: 'retime', host, timeoutMs })
         },
-        abortAll () { if (!closed) worker.postMessage({ op: 'abortAll' }) },
+        abortAll () { if (!closed) worker.thread.postMessage({ op: 'abortAll' }) },
         async close () {
           if (closed) return
           closed = true
-          await worker.terminate()
+          detach()
+          releaseWorker(worker)
         }
       }
-      worker.postMessage({ op: 'hosts', hosts: hostTable })
-      worker.on('online', () => { lane.ready = true; pump() })
-      worker.on('message', (m: unknown) => {
-        if (!(m instanceof Float64Array)) return
+      const onOnline = (): void => { lane.ready = true; pump() }
+      const onMessage = (m: unknown): void => {
+        if (!(m instanceof Float64Array) || m[0] !== epoch || closed) return
         pumping = true
         try {
-          for (let i = 0; i + 3 < m.length; i += 4) {
+          for (let i = 1; i + 3 < m.length; i += 4) {
             sent.delete(m[i])
             onResult(lane, m[i], m[i + 1], m[i + 2], m[i + 3])
           }
@@ -576,10 +629,12 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
           pumping = false
         }
         pump()
-      })
+      }
       const lost = (): void => {
-        if (closed || finished) return
+        if (closed) return
         closed = true
+        detach()
+        if (finished) return
         // The thread is gone: hand what it held back to the queue, untried, and carry on without it.
         const idx = lanes.indexOf(lane)
         if (idx >= 0) lanes.splice(idx, 1)
@@ -593,8 +648,17 @@ export async function scanPorts (opts: PortScanOptions): Promise<PortScanHost[]>
         lane.outstanding = 0
         pump()
       }
-      worker.on('error', lost)
-      worker.on('exit', lost)
+      const detach = (): void => {
+        worker.thread.off('online', onOnline)
+        worker.thread.off('message', onMessage)
+        worker.thread.off('error', lost)
+        worker.thread.off('exit', lost)
+      }
+      worker.thread.on('online', onOnline)
+      worker.thread.on('message', onMessage)
+      worker.thread.on('error', lost)
+      worker.thread.on('exit', lost)
+      worker.thread.postMessage({ op: 'hosts', hosts: hostTable, epoch })
       return lane
     }
 

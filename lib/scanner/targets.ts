@@ -192,7 +192,8 @@ export class Scope {
   refusal (address: string): string | null {
     const a = parseAddress(address)
     if (a === null) return invalidAddress(address)
-    const text = canonical(a)
+    // Scope is about addresses, so an IPv6 zone (fe80::1%eth0) plays no part in the check.
+    const text = fromBigInt(toBigInt(a), familyOf(a))
     const family = familyOf(a) === 4 ? 'ipv4' : 'ipv6'
     if (this.denyList.check(text, family)) {
       const n = toBigInt(a)
@@ -295,6 +296,11 @@ export async function expandTargets (
       const parsed = addresses.map(parseAddress).filter((a): a is Addr => a !== null)
       if (parsed.length === 0) throw new Error(`${t.value}: the name does not resolve to any address`)
       for (const a of parsed) add(canonical(a), name)
+      continue
+    }
+    if (t.type === 'single_ip') {
+      // Through canonical(), not the span, so that an IPv6 zone survives.
+      add(canonical(parseAddress(t.value) as Addr))
       continue
     }
     const span = spanOf(t) as Span

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { isTerminal, type ApiKeyRecord, type BatchSummary, type HostRecord, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from './types'
+import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from './types'
 import { percentOf } from './scan-progress'
 
 export class MemoryStore implements Store {
@@ -7,7 +7,6 @@ export class MemoryStore implements Store {
   protected scans = new Map<string, ScanRecord>()
   /** Scan ids, oldest first. */
   protected scanOrder: string[] = []
-  protected hosts = new Map<string, { record: HostRecord, json: string }>()
   protected keys = new Map<string, ApiKeyRecord>()
   protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
   protected batchDone = new Map<string, Map<number, BatchSummary>>()
@@ -74,20 +73,6 @@ export class MemoryStore implements Store {
       if (s && (opts.status === undefined || s.status === opts.status)) all.push(s)
     }
     return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => this.view(s)), total: all.length }
-  }
-
-  async listHostsJson (opts: ListOptions): Promise<Page<string>> {
-    const all = [...this.hosts.values()].sort((a, b) => b.record.lastSeen.localeCompare(a.record.lastSeen))
-    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((h) => h.json), total: all.length }
-  }
-
-  async getHost (address: string): Promise<HostRecord | null> {
-    const h = this.hosts.get(address)
-    return h ? structuredClone(h.record) : null
-  }
-
-  async putHost (host: HostRecord): Promise<void> {
-    this.hosts.set(host.address, { record: structuredClone(host), json: JSON.stringify(host) })
   }
 
   async createApiKey (key: ApiKeyRecord): Promise<void> {

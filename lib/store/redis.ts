@@ -1,18 +1,8 @@
-// The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing.
+// The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
+// findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import type { ApiKeyRecord, BatchSummary, HostRecord, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from './types'
+import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from './types'
 import { percentOf } from './scan-progress'
-
-// One round trip for a page: total, then the JSON of each host in the requested slice (newest first).
-const HOST_PAGE_LUA = `
-local total = redis.call('ZCARD', KEYS[1])
-local ids = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
-local out = { total }
-for i, id in ipairs(ids) do
-  out[i + 1] = redis.call('GET', ARGV[3] .. id) or false
-end
-return out
-`
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -41,7 +31,6 @@ return 1
 `
 
 type RedisWithCommands = Redis & {
-  vulnscanHostPage(key: string, start: number, stop: number, hostPrefix: string): Promise<[number, ...(string | null)[]]>
   vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
   vulnscanBatchProgress(key: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
@@ -55,8 +44,7 @@ export class RedisStore implements Store {
   private readonly redis: RedisWithCommands
 
   constructor (redis: Redis, private readonly prefix: string) {
-    if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanHostPage !== 'function') {
-      redis.defineCommand('vulnscanHostPage', { numberOfKeys: 1, lua: HOST_PAGE_LUA })
+    if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
       redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
     }
@@ -167,23 +155,6 @@ export class RedisStore implements Store {
       .hvals(this.key('scan', id, 'batches'))
       .exec() as [[null, number], [null, string[]]]
     return all.map((v) => JSON.parse(v) as BatchSummary)
-  }
-
-  async listHostsJson (opts: ListOptions): Promise<Page<string>> {
-    const [total, ...items] = await this.redis.vulnscanHostPage(this.key('hosts'), opts.offset, opts.offset + opts.limit - 1, this.key('host', ''))
-    return { items: items.filter((r): r is string => typeof r === 'string'), total }
-  }
-
-  async getHost (address: string): Promise<HostRecord | null> {
-    const raw = await this.redis.get(this.key('host', address))
-    return raw ? JSON.parse(raw) as HostRecord : null
-  }
-
-  async putHost (host: HostRecord): Promise<void> {
-    await this.redis.multi()
-      .set(this.key('host', host.address), JSON.stringify(host))
-      .zadd(this.key('hosts'), Date.parse(host.lastSeen), host.address)
-      .exec()
   }
 
   async createApiKey (key: ApiKeyRecord): Promise<void> {

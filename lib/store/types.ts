@@ -127,11 +127,6 @@ export interface Store {
   /** Record a batch as finished (once; a second call changes nothing) and return every finished batch's summary. */
   finishBatch(id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]>
 
-  /** One page of hosts, already serialized as JSON objects, newest first. */
-  listHostsJson(opts: ListOptions): Promise<Page<string>>
-  getHost(address: string): Promise<HostRecord | null>
-  putHost(host: HostRecord): Promise<void>
-
   createApiKey(key: ApiKeyRecord): Promise<void>
   /** The key whose SHA-256 hash is given, or null (also for an expired key). */
   findApiKey(hash: string): Promise<ApiKeyRecord | null>

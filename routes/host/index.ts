@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errors, ListQuerySchema, paging, ref, reply } from '../../schemas/common'
-import { PageHostSchema } from '../../schemas/host'
+import { errors, paging, reply } from '../../schemas/common'
+import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
+import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
+import { NotFoundError } from '../../lib/errors'
+import { addressParam } from '../../lib/store/results-merge'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', {
@@ -9,17 +12,71 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'listHosts',
       tags: ['hosts'],
       summary: 'List hosts',
-      description: 'Hosts seen by scans, most recently seen first.',
-      querystring: ListQuerySchema,
+      description: 'Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); ' +
+        'by default the most recently seen first.',
+      querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
-    const page = await fastify.store.listHostsJson({ limit, offset })
-    // Hosts are stored as the JSON of records the worker builds field by field, so they are sent as they
-    // are, without a parse and re-serialize per request.
+    const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
+    const page = await fastify.results.listHostsJson({ limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order })
+    // Hosts are stored as the JSON of records the store builds field by field, so they are sent as they are,
+    // without a parse and re-serialize per request.
     return reply.type('application/json; charset=utf-8')
       .send(`{"items":[${page.items.join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}` as never)
+  })
+
+  fastify.get('/:address', {
+    schema: {
+      operationId: 'getHost',
+      tags: ['hosts'],
+      summary: 'Get a host',
+      description: 'The host with its ports (service, product, version, CPE, TLS facts, banner) and finding tallies.',
+      params: HostAddressParamsSchema,
+      response: { 200: reply(HostSchema, 'The host'), ...errors(400, 401, 404, 429, 503) }
+    }
+  }, async (request) => {
+    const address = addressParam(request.params.address)
+    const host = await fastify.results.getHost(address)
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    return host
+  })
+
+  fastify.delete('/:address', {
+    schema: {
+      operationId: 'deleteHost',
+      tags: ['hosts'],
+      summary: 'Delete a host',
+      description: 'Deletes the host and all its findings, decisions included. A later scan that sees it again starts afresh.',
+      params: HostAddressParamsSchema,
+      response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 429, 503) }
+    }
+  }, async (request, reply) => {
+    const address = addressParam(request.params.address)
+    if (!await fastify.results.deleteHost(address)) throw new NotFoundError(`No host with address '${address}'`)
+    return reply.code(204).send()
+  })
+
+  fastify.get('/:address/vulnerability', {
+    schema: {
+      operationId: 'listHostFindings',
+      tags: ['hosts', 'vulnerabilities'],
+      summary: 'List a host\'s findings',
+      description: 'The host\'s findings, every status included unless `status` says otherwise; highest CVSS first by default.',
+      params: HostAddressParamsSchema,
+      querystring: HostFindingQuerySchema,
+      response: { 200: reply(PageFindingSchema, 'A page of findings'), ...errors(400, 401, 404, 429, 503) }
+    }
+  }, async (request) => {
+    const address = addressParam(request.params.address)
+    const { limit, offset } = paging(request.query)
+    const [host, page] = await Promise.all([
+      fastify.results.getHost(address),
+      fastify.results.listFindings({ ...request.query, limit, offset, host: address })
+    ])
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    return { ...page, limit, offset }
   })
 }
 

@@ -83,12 +83,66 @@ export function parseServerVersion (raw: string): Pick<ProbeMatch, 'version' | '
   return clean({ version: m[1], distro, extraInfo: revision })
 }
 
-export function parse (reply: Buffer): ProbeMatch | null {
+type Release = [number, number]
+
+interface Bounds { min?: Release, max?: Release }
+
+function later (a: Release, b: Release): boolean {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])
+}
+
+function narrow (b: Bounds, min?: Release, max?: Release): void {
+  if (min && (!b.min || later(min, b.min))) b.min = min
+  if (max && (!b.max || later(b.max, max))) b.max = max
+}
+
+const fmt = (r: Release): string => r[0] >= 10 ? String(r[0]) : `${r[0]}.${r[1]}`
+
+function rangeText (b: Bounds): string | undefined {
+  if (b.min && b.max) return later(b.min, b.max) ? undefined : `version ${fmt(b.min)} to ${fmt(b.max)}`
+  if (b.min) return `version ${fmt(b.min)} or later`
+  if (b.max) return `version ${fmt(b.max)} or earlier`
+  return undefined
+}
+
+/**
+ * What a reply says about the release, by features that appeared in known versions: SCRAM
+ * authentication (10), the non-localized severity field 'V' (9.6), and the protocol range a
+ * server states when refusing an unknown protocol (2.0 dropped in 14).
+ */
+function boundsOf (msgs: Message[], b: Bounds): void {
+  for (const m of msgs) {
+    if (m.type === 'R' && m.body.length >= 4 && m.body.readInt32BE(0) === 10 &&
+      m.body.subarray(4).toString('latin1').includes('SCRAM-SHA-256')) narrow(b, [10, 0])
+    if (m.type === 'E') {
+      const f = errorFields(m.body)
+      if (f.has('V')) narrow(b, [9, 6])
+      const neg = /server supports (\d+)\.\d+ to \d+\.\d+/.exec(f.get('M') ?? '')
+      if (neg) narrow(b, neg[1] === '3' ? [14, 0] : undefined, neg[1] === '3' ? undefined : [13, 0])
+    }
+  }
+}
+
+/**
+ * A startup packet for protocol 32767.0, which every server refuses with a message naming the
+ * protocol versions it supports. Detection sends it on a second connection when the login did
+ * not reveal the exact version.
+ */
+export const negotiationProbe = Buffer.from([0, 0, 0, 8, 0x7f, 0xff, 0, 0])
+
+/**
+ * Parse the reply to the startup message; `negotiation` is the optional reply to
+ * `negotiationProbe`, used only to narrow the version range.
+ */
+export function parse (reply: Buffer, negotiation?: Buffer): ProbeMatch | null {
   const msgs = messages(reply)
   if (!msgs.length) return null
   // Under trust authentication a refused login is AuthenticationOk followed by an error.
   const error = msgs.find((m) => m.type === 'E')
   const first = error ?? msgs[0]
+  const bounds: Bounds = {}
+  boundsOf(msgs, bounds)
+  if (negotiation) boundsOf(messages(negotiation), bounds)
   if (first.type === 'R' && first.body.length >= 4) {
     const auth = first.body.readInt32BE(0)
     if (auth === 0) {
@@ -105,7 +159,8 @@ export function parse (reply: Buffer): ProbeMatch | null {
         product: 'PostgreSQL',
         version: v.version,
         distro: v.distro,
-        extraInfo: joinInfo(v.extraInfo, `no authentication required for user ${STARTUP_USER}`)
+        extraInfo: joinInfo(v.version ? undefined : rangeText(bounds), v.extraInfo,
+          `no authentication required for user ${STARTUP_USER}`)
       })
     }
     if (!(auth in AUTH_NAMES)) return null
@@ -113,27 +168,17 @@ export function parse (reply: Buffer): ProbeMatch | null {
     if (auth === 10) {
       const mechs = first.body.subarray(4).toString('latin1').split('\0').filter(Boolean)
       info = `authentication: SASL ${mechs.join(' ')}`
-      // SCRAM (SASL) authentication first shipped in PostgreSQL 10.
-      if (mechs.some((m) => m.startsWith('SCRAM-SHA-256'))) info = joinInfo('version 10 or later', info)!
     }
-    return { service: 'postgresql', product: 'PostgreSQL', extraInfo: info }
+    return { service: 'postgresql', product: 'PostgreSQL', extraInfo: joinInfo(rangeText(bounds), info) }
   }
   if (first.type === 'E') {
     const f = errorFields(first.body)
     if (!f.has('S') || !f.has('C') || !f.has('M')) return null
-    return { service: 'postgresql', product: 'PostgreSQL', extraInfo: versionRangeFromError(f) }
+    return {
+      service: 'postgresql',
+      product: 'PostgreSQL',
+      extraInfo: joinInfo(rangeText(bounds), `${f.get('C')}: ${(f.get('M') ?? '').slice(0, 120)}`)
+    }
   }
   return null
-}
-
-function versionRangeFromError (f: Map<string, string>): string {
-  const msg = f.get('M') ?? ''
-  const parts: string[] = []
-  const neg = /server supports (\d+)\.\d+ to \d+\.\d+/.exec(msg)
-  // Protocol 2.0 support was dropped in PostgreSQL 14; the non-localized severity ('V') came in 9.6.
-  if (neg && neg[1] === '3') parts.push('version 14 or later')
-  else if (neg && neg[1] === '2' && f.has('V')) parts.push('version 9.6 to 13')
-  else if (f.has('V')) parts.push('version 9.6 or later')
-  parts.push(`${f.get('C')}: ${msg.slice(0, 120)}`)
-  return parts.join('; ')
 }

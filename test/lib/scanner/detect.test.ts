@@ -8,6 +8,7 @@ import tls from 'node:tls'
 import { promisify } from 'node:util'
 import { test } from 'tap'
 import { detectService } from '../../../lib/scanner/detect'
+import { encodeBson } from '../../../lib/scanner/probes/mongodb'
 
 const run = promisify(execFile)
 
@@ -271,6 +272,57 @@ test('a server-first service on an unexpected port and Redis on its own port', a
   const redisLike = await serve(t, (s) => s.on('data', () => s.write('-NOAUTH Authentication required.\r\n')), 6379)
   t.match(await detectService({ host: HOST, port: redisLike.port, level: 'light' }), { service: 'redis', product: 'Redis', extraInfo: 'authentication required' })
   t.ok(await allClosed(redisLike))
+})
+
+test('PostgreSQL that wants a password: product, and a version range from protocol negotiation', async (t) => {
+  const negotiation = fs.readFileSync(path.join(__dirname, '../../fixtures/banners/postgresql-protocol-negotiation.bin'))
+  const st = await serve(t, (s) => s.once('data', (d: Buffer) => {
+    // A 3.0 startup gets an MD5 challenge; any other protocol the captured refusal.
+    if (d.readInt32BE(4) === 196608) s.write(Buffer.from([0x52, 0, 0, 0, 12, 0, 0, 0, 5, 9, 8, 7, 6]))
+    else s.end(negotiation)
+  }), 5432)
+  const r = await detectService({ host: HOST, port: st.port, level: 'light' })
+  t.same(r, {
+    service: 'postgresql', product: 'PostgreSQL', extraInfo: 'version 14 or later; authentication: MD5 password',
+    cpe: ['cpe:2.3:a:postgresql:postgresql:*:*:*:*:*:*:*:*'], banner: 'R\\x00\\x00\\x00\\x0c\\x00\\x00\\x00\\x05\\x09\\x08\\x07\\x06'
+  })
+  t.ok(await allClosed(st))
+})
+
+test('full level finds client-first services on unexpected ports; light does not try them', async (t) => {
+  const st = await serve(t, (s) => s.on('data', (d: Buffer) => {
+    s.write(d.toString('latin1') === 'version\r\n' ? 'VERSION 1.6.18\r\n' : 'ERROR\r\n')
+  }))
+  const full = await detectService({ host: HOST, port: st.port, level: 'full' })
+  t.match(full, { service: 'memcached', product: 'memcached', version: '1.6.18' })
+  t.same(full.cpe, ['cpe:2.3:a:memcached:memcached:1.6.18:*:*:*:*:*:*:*'])
+  const light = await detectService({ host: HOST, port: st.port, level: 'light' })
+  t.equal(light.service, 'unknown')
+  t.equal(light.banner, 'ERROR\\r\\n', 'the reply it did get is kept')
+  t.ok(await allClosed(st))
+})
+
+test('MongoDB on 27017: isMaster, then buildInfo as OP_MSG for the exact version', async (t) => {
+  const reply = (requestId: number, op: number, doc: Buffer): Buffer => {
+    const head = Buffer.alloc(op === 1 ? 36 : 21)
+    head.writeInt32LE(head.length + doc.length, 0)
+    head.writeInt32LE(100 + requestId, 4)
+    head.writeInt32LE(requestId, 8)
+    head.writeInt32LE(op, 12)
+    if (op === 1) head.writeInt32LE(1, 32)
+    return Buffer.concat([head, doc])
+  }
+  const seen: number[] = []
+  const st = await serve(t, (s) => s.on('data', (d: Buffer) => {
+    const op = d.readInt32LE(12)
+    seen.push(op)
+    if (op === 2004) s.write(reply(d.readInt32LE(4), 1, encodeBson({ ismaster: true, maxWireVersion: 21, minWireVersion: 0, ok: 1 })))
+    else if (op === 2013) s.write(reply(d.readInt32LE(4), 2013, encodeBson({ version: '7.0.2', ok: 1 })))
+  }), 27017)
+  const r = await detectService({ host: HOST, port: st.port, level: 'light' })
+  t.match(r, { service: 'mongodb', product: 'MongoDB', version: '7.0.2' })
+  t.same(r.cpe, ['cpe:2.3:a:mongodb:mongodb:7.0.2:*:*:*:*:*:*:*'])
+  t.same(seen, [2004, 2013], 'OP_QUERY isMaster, then OP_MSG buildInfo')
 })
 
 // The real daemons on this machine, compared with what each reports about itself.

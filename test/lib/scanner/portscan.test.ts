@@ -312,6 +312,23 @@ test('cancellation of a real multi-threaded scan of every port', async (t) => {
   t.equal(progressed, at, 'no progress after cancellation')
 })
 
+test('connect threads reused after a cancelled scan carry nothing over into the next one', async (t) => {
+  const host = randomLoopback()
+  const closers = [await serve(host, 4444, 'silent'), await serve(host, 5555, 'banner')]
+  t.teardown(async () => { await Promise.all(closers.map((c) => c())) })
+  const ports = Array.from({ length: 10000 }, (_, i) => i + 1).filter(notWildcard)
+  for (let round = 0; round < 3; round++) {
+    const ac = new AbortController()
+    setTimeout(() => ac.abort(), 20 + round * 20)
+    await t.rejects(scanPorts({ hosts: [randomLoopback(), randomLoopback()], ports, threads: 3, signal: ac.signal }))
+    let stats: PortScanStats | undefined
+    const [r] = await scanPorts({ hosts: [host], ports, threads: 3, onStats: (s) => { stats = s } })
+    t.same(r.open, [4444, 5555], `round ${round}: the open ports`)
+    t.equal(r.closedCount, ports.length - 2, `round ${round}: every other port closed, none counted twice`)
+    t.equal(stats?.attempts, ports.length, JSON.stringify(stats))
+  }
+})
+
 test('rejects bad input', async (t) => {
   await t.rejects(scanPorts({ hosts: ['not-an-ip'], ports: [1] }), /not an IPv4 or IPv6 address/)
   await t.rejects(scanPorts({ hosts: ['127.0.0.1'], ports: [0] }), /port 0 is not in 1..65535/)

@@ -123,6 +123,10 @@ test('expandTargets resolves real names through the system resolver', async (t) 
 test('expandTargets writes IPv6 addresses in canonical form and expands IPv6 blocks', async (t) => {
   const { hosts } = await expandTargets([ip('2001:0DB8:0:0::0001'), cidr('2001:db8::/126')], { maxHosts: 8, scope: parseScope('', '') })
   t.same(hosts.map((h) => h.address), ['2001:db8::1', '2001:db8::', '2001:db8::2', '2001:db8::3'])
+  const zoned = await expandTargets([ip('fe80::1%lo')], { maxHosts: 8, scope: parseScope('', 'fe80::2') })
+  t.same(zoned.hosts.map((h) => h.address), ['fe80::1%lo'], 'a link-local zone is kept')
+  const denied = await expandTargets([ip('fe80::2%lo')], { maxHosts: 8, scope: parseScope('', 'fe80::/64') })
+  t.same(denied.excluded, [{ address: 'fe80::2%lo', reason: 'fe80::2 is in the denied block fe80::/64' }])
 })
 
 test('inferTarget reads the type from the syntax', async (t) => {

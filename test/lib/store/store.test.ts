@@ -3,7 +3,7 @@ import { test } from 'tap'
 import { Redis } from 'ioredis'
 import { MemoryStore } from '../../../lib/store/memory'
 import { RedisStore } from '../../../lib/store/redis'
-import type { HostRecord, ScanRecord, Store } from '../../../lib/store/types'
+import type { ScanRecord, Store } from '../../../lib/store/types'
 import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
 
 async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Store> {
@@ -18,13 +18,6 @@ function scan (id: string, at: number, status: ScanRecord['status'] = 'queued'):
   return {
     id, status, targets: [{ value: '10.0.0.1', type: 'single_ip' }], template: 'quick', priority: 3, requestHash: 'h-' + id,
     createdAt: new Date(at).toISOString(), progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 }, createdBy: 'service'
-  }
-}
-
-function host (address: string, at: number): HostRecord {
-  return {
-    address, hostnames: [], up: true, firstSeen: new Date(at).toISOString(), lastSeen: new Date(at).toISOString(), lastScanId: 's',
-    ports: [{ port: 22, protocol: 'tcp', state: 'open', service: 'ssh', product: 'OpenSSH', version: '9.2p1' }], findingsCount: 0, maxSeverity: null
   }
 }
 
@@ -45,16 +38,6 @@ test('store contract', async (t) => {
       t.same(await store.listScans({ limit: 1, offset: 1 }).then((p) => [p.total, p.items.map((s) => s.id)]), [3, ['b']])
       t.equal((await store.listScans({ limit: 10, offset: 0, status: 'running' })).total, 0)
       t.equal(await store.getScan('zz'), null)
-
-      t.same(await store.listHostsJson({ limit: 10, offset: 0 }), { items: [], total: 0 })
-      await store.putHost(host('10.0.0.2', 1000))
-      await store.putHost(host('10.0.0.1', 2000))
-      await store.putHost({ ...host('10.0.0.2', 3000), hostnames: ['two'] })
-      const page = await store.listHostsJson({ limit: 10, offset: 0 })
-      t.equal(page.total, 2, 'one host per address')
-      t.same(page.items.map((j) => JSON.parse(j).address), ['10.0.0.2', '10.0.0.1'], 'most recently seen first')
-      t.same((await store.getHost('10.0.0.2'))?.hostnames, ['two'])
-      t.same((await store.listHostsJson({ limit: 1, offset: 1 })).items.map((j) => JSON.parse(j).address), ['10.0.0.1'])
 
       const key = { id: 'k1', label: 'ci', prefix: 'vsk_abc', hash: 'f'.repeat(64), createdAt: new Date().toISOString(), lastUsedAt: null, expiresAt: null }
       await store.createApiKey(key)

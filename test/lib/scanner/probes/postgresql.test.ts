@@ -50,6 +50,16 @@ test('password and SCRAM challenges', async (t) => {
   t.same(parse(sasl), { service: 'postgresql', product: 'PostgreSQL', extraInfo: 'version 10 or later; authentication: SASL SCRAM-SHA-256-PLUS SCRAM-SHA-256' })
 })
 
+test('a refused protocol version (captured) narrows the range of a password-protected server', async (t) => {
+  const neg = fixture('postgresql-protocol-negotiation.bin')
+  const md5 = msg('R', Buffer.from([0, 0, 0, 5, 1, 2, 3, 4]))
+  t.same(parse(md5, neg), { service: 'postgresql', product: 'PostgreSQL', extraInfo: 'version 14 or later; authentication: MD5 password' })
+  const sasl = msg('R', Buffer.concat([Buffer.from([0, 0, 0, 10]), Buffer.from('SCRAM-SHA-256\0\0')]))
+  const old = msg('E', Buffer.from('SFATAL\0VFATAL\0C0A000\0Munsupported frontend protocol 32767.0: server supports 2.0 to 3.0\0\0', 'latin1'))
+  t.same(parse(sasl, old), { service: 'postgresql', product: 'PostgreSQL', extraInfo: 'version 10 to 13; authentication: SASL SCRAM-SHA-256' })
+  t.same(parse(md5), { service: 'postgresql', product: 'PostgreSQL', extraInfo: 'authentication: MD5 password' }, 'no range without evidence')
+})
+
 test('server_version forms', async (t) => {
   t.same(parseServerVersion('16.2'), { version: '16.2' })
   t.same(parseServerVersion('14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)'), { version: '14.11', distro: 'Ubuntu', extraInfo: '14.11-0ubuntu0.22.04.1' })

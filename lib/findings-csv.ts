@@ -1,0 +1,45 @@
+// Findings as CSV (RFC 4180) for spreadsheets and ticketing imports, built page by page so an export of every
+// finding never sits in memory at once.
+import type { FindingQuery, FindingRecord, ResultsStore } from './store/results-types'
+
+export const CSV_COLUMNS = [
+  'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'status', 'confidence', 'confidenceNote',
+  'product', 'version', 'matchedCpe', 'criterion', 'reason', 'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description'
+] as const
+
+// A spreadsheet runs a cell that starts with one of these as a formula (CSV injection); tab and CR count too.
+const FORMULA_START = /^[=+\-@\t\r]/
+
+/** One CSV cell: a leading formula character is neutralised with `'`, and quoting follows RFC 4180. */
+export function csvCell (value: string | number | boolean | null | undefined): string {
+  if (value === null || value === undefined) return ''
+  let s = String(value)
+  if (typeof value === 'string' && FORMULA_START.test(s)) s = `'${s}`
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+export function csvRow (cells: (string | number | boolean | null | undefined)[]): string {
+  return cells.map(csvCell).join(',') + '\r\n'
+}
+
+export function findingCsvRow (f: FindingRecord): string {
+  return csvRow(CSV_COLUMNS.map((c) => c === 'kev' ? (f.kev?.dateAdded ?? '') : f[c]))
+}
+
+const CHUNK = 500
+
+/** The header row, then every finding the query matches (from its offset, at most its limit when given). */
+export async function * findingsCsv (store: ResultsStore, query: Omit<FindingQuery, 'limit'> & { limit?: number }): AsyncGenerator<string> {
+  yield csvRow([...CSV_COLUMNS])
+  let remaining = query.limit ?? Infinity
+  let offset = query.offset
+  while (remaining > 0) {
+    const limit = Math.min(CHUNK, remaining)
+    const page = await store.listFindings({ ...query, limit, offset })
+    if (page.items.length === 0) return
+    yield page.items.map(findingCsvRow).join('')
+    offset += page.items.length
+    remaining -= page.items.length
+    if (page.items.length < limit) return
+  }
+}

@@ -1,0 +1,332 @@
+// The semantics of the results store, shared by both backends: how one host's scan write changes the host
+// and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
+// only load the current state, call these, and persist the difference (Redis atomically).
+import { createHash } from 'node:crypto'
+import { isIPv4, isIPv6 } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import { BadRequestError } from '../errors'
+import type { HostRecord, HostPort } from './types'
+import type { FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
+
+/** Peers control banners and evidence: what the store keeps of them is bounded. */
+export const MAX_TEXT = 4096
+
+/** Order of severities for max severity and `minSeverity`; `unknown` (no CVSS) sits between none and low. */
+export const SEVERITY_RANK: Record<string, number> = { none: 0, unknown: 1, low: 2, medium: 3, high: 4, critical: 5 }
+
+/** Statuses that leave a finding out of a host's count and max severity. */
+const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive'])
+const USER_DECIDED = new Set<FindingStatus>(['accepted', 'false_positive'])
+
+/** The canonical text of an IP address (compressed IPv6, dotted IPv4), or null when it is not one. */
+export function normalizeAddress (value: string): string | null {
+  if (isIPv4(value)) return value
+  if (!isIPv6(value)) return null
+  try {
+    const v6 = ipaddr.IPv6.parse(value)
+    return v6.isIPv4MappedAddress() ? `::ffff:${v6.toIPv4Address().toString()}` : v6.toString()
+  } catch {
+    return null
+  }
+}
+
+/** The address in its canonical form, or a 400 error naming the field. */
+export function addressParam (value: string, field = 'address'): string {
+  const address = normalizeAddress(value)
+  if (address === null) throw new BadRequestError(`${field} must be an IPv4 or IPv6 address`)
+  return address
+}
+
+/** A key that orders addresses numerically as text: IPv4 before IPv6, each by value. */
+export function addressSortKey (address: string): string {
+  try {
+    const bytes = ipaddr.parse(address.split('%')[0]).toByteArray()
+    return (bytes.length === 4 ? '4' : '6') + Buffer.from(bytes).toString('hex')
+  } catch {
+    return '9' + address
+  }
+}
+
+/** Stable id of the finding of one CVE on one host and port, the same in every scan. */
+export function findingId (address: string, port: number, cveId: string): string {
+  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest('hex').slice(0, 24)
+}
+
+function bounded (s: string): string {
+  return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT) : s
+}
+
+function maxIso (a: string, b: string): string {
+  return Date.parse(a) >= Date.parse(b) ? a : b
+}
+
+function minIso (a: string, b: string): string {
+  return Date.parse(a) <= Date.parse(b) ? a : b
+}
+
+// Records are built field by field in a fixed order so that the same state always has the same JSON: that is
+// what lets a backend tell a changed record from an unchanged one, and keeps repeated writes idempotent.
+function hostPortOf (p: HostScanWrite['host']['ports'][number]): HostPort {
+  const out: HostPort = { port: p.port, protocol: 'tcp', state: p.state }
+  const s = p.service
+  if (s) {
+    out.service = s.service
+    if (s.product !== undefined) out.product = s.product
+    if (s.version !== undefined) out.version = s.version
+    if (s.extraInfo !== undefined) out.extraInfo = s.extraInfo
+    if (s.distro !== undefined) out.distro = s.distro
+    if (s.cpe.length > 0) out.cpe = [...s.cpe]
+    if (s.banner !== undefined) out.banner = bounded(s.banner)
+    if (s.tls !== undefined) out.tls = { ...s.tls }
+  }
+  return out
+}
+
+function hostRecord (h: HostRecord): HostRecord {
+  const out: HostRecord = {
+    address: h.address,
+    hostnames: h.hostnames,
+    up: h.up,
+    firstSeen: h.firstSeen,
+    lastSeen: h.lastSeen,
+    lastScanId: h.lastScanId,
+    ports: h.ports,
+    findingsCount: h.findingsCount,
+    maxSeverity: h.maxSeverity
+  }
+  if (h.rttMs !== undefined) {
+    const { ports, findingsCount, maxSeverity, ...head } = out
+    return { ...head, rttMs: h.rttMs, ports, findingsCount, maxSeverity }
+  }
+  return out
+}
+
+export function findingRecord (f: FindingRecord): FindingRecord {
+  return {
+    id: f.id,
+    address: f.address,
+    port: f.port,
+    cveId: f.cveId,
+    severity: f.severity,
+    cvss: f.cvss,
+    cvssVersion: f.cvssVersion,
+    cvssVector: f.cvssVector,
+    kev: f.kev,
+    description: bounded(f.description),
+    product: f.product,
+    version: f.version,
+    matchedCpe: f.matchedCpe,
+    criterion: f.criterion,
+    reason: f.reason,
+    confidence: f.confidence,
+    confidenceNote: f.confidenceNote,
+    evidence: bounded(f.evidence),
+    requiresPlatform: f.requiresPlatform,
+    status: f.status,
+    firstSeen: f.firstSeen,
+    lastSeen: f.lastSeen,
+    lastScanId: f.lastScanId,
+    fixedAt: f.fixedAt,
+    comment: f.comment,
+    decidedBy: f.decidedBy,
+    decidedAt: f.decidedAt
+  }
+}
+
+/** Count and max severity of the findings that still stand (neither fixed nor false positive). */
+export function hostTallies (findings: FindingRecord[]): { findingsCount: number, maxSeverity: string | null } {
+  let count = 0
+  let max: string | null = null
+  for (const f of findings) {
+    if (NOT_COUNTED.has(f.status)) continue
+    count++
+    if (max === null || SEVERITY_RANK[f.severity] > SEVERITY_RANK[max]) max = f.severity
+  }
+  return { findingsCount: count, maxSeverity: max }
+}
+
+export interface MergeResult {
+  host: HostRecord
+  /** Every finding of the host after the write (changed or not). */
+  findings: FindingRecord[]
+  counts: { newFindings: number, fixed: number, reopened: number }
+}
+
+/**
+ * Apply one host's scan write to the host's current state. Timestamps only move forward (lastSeen is the
+ * latest seen), and a finding's fix or reopening needs evidence newer than the opposite observation, so
+ * writes that arrive out of order or twice converge to the same state.
+ */
+export function mergeHostWrite (existing: HostRecord | null, current: FindingRecord[], write: HostScanWrite, addressOverride?: string): MergeResult {
+  const address = addressOverride ?? write.host.address
+  const at = write.at
+  const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
+
+  const scanned = new Set(write.scannedPorts)
+  const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
+  const freshPorts = new Set(fresh.map((p) => p.port))
+  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
+  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
+
+  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...write.host.hostnames.map((n) => n.toLowerCase())])].sort()
+
+  const byId = new Map(current.map((f) => [f.id, findingRecord(f)]))
+  const counts = { newFindings: 0, fixed: 0, reopened: 0 }
+  const seen = new Set<string>()
+  for (const nf of write.findings) {
+    const id = findingId(address, nf.port, nf.cveId)
+    if (seen.has(id)) continue
+    seen.add(id)
+    const prev = byId.get(id)
+    if (prev === undefined) {
+      byId.set(id, findingRecord({
+        ...fromNew(nf, address), id, status: 'open', firstSeen: at, lastSeen: at, lastScanId: write.scanId,
+        fixedAt: null, comment: null, decidedBy: null, decidedAt: null
+      }))
+      counts.newFindings++
+      continue
+    }
+    let status = prev.status
+    if (status === 'fixed' && (prev.fixedAt === null || Date.parse(at) > Date.parse(prev.fixedAt))) {
+      status = 'reopened'
+      counts.reopened++
+    }
+    const later = Date.parse(at) >= Date.parse(prev.lastSeen)
+    byId.set(id, findingRecord({
+      // The newest observation describes the finding (NVD data may have changed since).
+      ...(later ? fromNew(nf, address) : prev),
+      id,
+      status,
+      firstSeen: minIso(prev.firstSeen, at),
+      lastSeen: maxIso(prev.lastSeen, at),
+      lastScanId: later ? write.scanId : prev.lastScanId,
+      fixedAt: prev.fixedAt,
+      comment: prev.comment,
+      decidedBy: prev.decidedBy,
+      decidedAt: prev.decidedAt
+    }))
+  }
+
+  const settled = new Set(write.settledPorts)
+  for (const [id, f] of byId) {
+    if (seen.has(id) || !settled.has(f.port)) continue
+    if (f.status !== 'open' && f.status !== 'reopened') continue
+    if (Date.parse(f.lastSeen) > Date.parse(at)) continue
+    byId.set(id, { ...f, status: 'fixed', fixedAt: at })
+    counts.fixed++
+  }
+
+  const findings = [...byId.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  const host = hostRecord({
+    address,
+    hostnames,
+    up: newer ? write.host.up : existing.up,
+    firstSeen: existing ? minIso(existing.firstSeen, at) : at,
+    lastSeen: existing ? maxIso(existing.lastSeen, at) : at,
+    lastScanId: newer ? write.scanId : existing.lastScanId,
+    rttMs: newer ? (write.host.rttMs ?? existing?.rttMs) : existing.rttMs,
+    ports,
+    ...hostTallies(findings)
+  })
+  return { host, findings, counts }
+}
+
+function fromNew (nf: NewFinding, address: string): NewFinding {
+  return { ...nf, address, cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
+}
+
+/** A user's decision on a finding: `open` withdraws an earlier decision. */
+export function decide (f: FindingRecord, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string, at: string): FindingRecord {
+  return findingRecord({ ...f, status, comment, decidedBy: by, decidedAt: at })
+}
+
+export function isUserDecided (status: FindingStatus): boolean {
+  return USER_DECIDED.has(status)
+}
+
+/** Whether a finding still stands against its host (counted, and an affected host of its CVE). */
+export function isStanding (status: FindingStatus): boolean {
+  return !NOT_COUNTED.has(status)
+}
+
+export function sortAddresses (addresses: string[]): string[] {
+  return addresses.map((a) => [addressSortKey(a), a]).sort((x, y) => x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0).map((x) => x[1])
+}
+
+/** Lower-case text a `q` filter searches: the address and every hostname. */
+export function hostSearchText (h: HostRecord): string {
+  return [h.address, ...h.hostnames].join(' ').toLowerCase()
+}
+
+/** Distinct lower-case service and product names of a host's open ports, for the filters. */
+export function hostFacets (h: HostRecord): { ports: number[], services: string[], products: string[] } {
+  const open = h.ports.filter((p) => p.state === 'open')
+  return {
+    ports: [...new Set(open.map((p) => p.port))],
+    services: [...new Set(open.map((p) => p.service?.toLowerCase()).filter((s): s is string => !!s))],
+    products: [...new Set(open.map((p) => p.product?.toLowerCase()).filter((s): s is string => !!s))]
+  }
+}
+
+export function severityScore (maxSeverity: string | null): number {
+  return maxSeverity === null ? -1 : SEVERITY_RANK[maxSeverity] ?? -1
+}
+
+export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
+export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', lastSeen: 'desc', firstSeen: 'desc' } as const
+
+/** The sort value of a host; ties are broken by address text, and `desc` is the exact reverse of `asc`. */
+export function hostSortValue (h: HostRecord, sort: NonNullable<HostQuery['sort']>): number | string {
+  switch (sort) {
+    case 'lastSeen': return Date.parse(h.lastSeen)
+    case 'address': return addressSortKey(h.address)
+    case 'findings': return h.findingsCount
+    case 'severity': return severityScore(h.maxSeverity)
+  }
+}
+
+/** CVSS sorts with a missing score below every real one (a missing score is not 0). */
+export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQuery['sort']>): number {
+  switch (sort) {
+    case 'cvss': return f.cvss ?? -1
+    case 'lastSeen': return Date.parse(f.lastSeen)
+    case 'firstSeen': return Date.parse(f.firstSeen)
+  }
+}
+
+export function hostMatches (h: HostRecord, q: HostQuery): boolean {
+  if (q.q !== undefined && !hostSearchText(h).includes(q.q.toLowerCase())) return false
+  if (q.port !== undefined || q.service !== undefined || q.product !== undefined) {
+    const facets = hostFacets(h)
+    if (q.port !== undefined && !facets.ports.includes(q.port)) return false
+    if (q.service !== undefined && !facets.services.includes(q.service.toLowerCase())) return false
+    if (q.product !== undefined && !facets.products.includes(q.product.toLowerCase())) return false
+  }
+  if (q.minSeverity !== undefined && severityScore(h.maxSeverity) < SEVERITY_RANK[q.minSeverity]) return false
+  if (q.hasFindings !== undefined && (h.findingsCount > 0) !== q.hasFindings) return false
+  return true
+}
+
+export function findingMatches (f: FindingRecord, q: FindingQuery): boolean {
+  if (q.severity !== undefined && f.severity !== q.severity) return false
+  if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false
+  if (q.kev !== undefined && (f.kev !== null) !== q.kev) return false
+  if (q.cveId !== undefined && f.cveId !== q.cveId.toUpperCase()) return false
+  if (q.host !== undefined && f.address !== q.host) return false
+  if (q.status !== undefined && f.status !== q.status) return false
+  if (q.confidence !== undefined && f.confidence !== q.confidence) return false
+  return true
+}
+
+/** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */
+export function compareBy<T> (value: (x: T) => number | string, tie: (x: T) => string, order: 'asc' | 'desc'): (a: T, b: T) => number {
+  const sign = order === 'asc' ? 1 : -1
+  return (a, b) => {
+    const va = value(a)
+    const vb = value(b)
+    if (va !== vb) return (va < vb ? -1 : 1) * sign
+    const ta = tie(a)
+    const tb = tie(b)
+    return (ta < tb ? -1 : ta > tb ? 1 : 0) * sign
+  }
+}

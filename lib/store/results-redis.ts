@@ -1,0 +1,359 @@
+// The Redis results store. Records are JSON strings (`<prefix>:host:<address>`, `<prefix>:finding:<id>`) with
+// sorted sets and sets beside them for sorting and filtering. A write reads the host's state in one script,
+// computes the new state with results-merge, and applies every change in a second script that first checks
+// the host's revision: all or nothing, and a concurrent writer to the same host retries instead of losing
+// an update.
+import type { Redis } from 'ioredis'
+import type { HostRecord, Page } from './types'
+import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import {
+  addressSortKey, decide, FINDING_SORT_DEFAULT_ORDER, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
+  isStanding, mergeHostWrite, normalizeAddress, SEVERITY_RANK, severityScore, sortAddresses
+} from './results-merge'
+import { MemoryResultsStore } from './results-memory'
+
+const SNAPSHOT_LUA = `
+local out = { redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or false }
+local ids = redis.call('SMEMBERS', KEYS[3])
+for _, id in ipairs(ids) do out[#out + 1] = redis.call('GET', ARGV[1] .. id) or false end
+return out
+`
+
+const APPLY_LUA = `
+if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
+local ops = cjson.decode(ARGV[2])
+for _, op in ipairs(ops) do redis.call(unpack(op)) end
+if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) else redis.call('INCR', KEYS[1]) end
+return 1
+`
+
+// One round trip for any page. Unfiltered: a slice of the sort index. Filtered by sets: their intersection,
+// checked against the other filters and ordered through a scratch sorted set (so ties order exactly as in the
+// index), deleted before the script returns. Other filters: a walk of the sort index.
+const QUERY_LUA = `
+local s = cjson.decode(ARGV[1])
+local function strip (m)
+  if s.lex then return string.sub(m, string.find(m, '|', 1, true) + 1) end
+  return m
+end
+local function ok (m)
+  for _, k in ipairs(s.notSets) do
+    if redis.call('SISMEMBER', k, m) == 1 then return false end
+  end
+  for _, r in ipairs(s.ranges) do
+    local v = redis.call('ZSCORE', r[1], m)
+    if not v then return false end
+    v = tonumber(v)
+    if v < r[2] or v > r[3] then return false end
+  end
+  if s.text then
+    local t = redis.call('HGET', s.text[1], m)
+    if not t or not string.find(t, s.text[2], 1, true) then return false end
+  end
+  return true
+end
+local range = s.desc and 'ZREVRANGE' or 'ZRANGE'
+local first = s.offset
+local last = s.offset + s.limit - 1
+local page = {}
+local total = 0
+if #s.sets == 0 and #s.notSets == 0 and #s.ranges == 0 and not s.text then
+  total = redis.call('ZCARD', s.sort)
+  for _, m in ipairs(redis.call(range, s.sort, first, last)) do page[#page + 1] = strip(m) end
+elseif #s.sets == 0 then
+  for _, raw in ipairs(redis.call(range, s.sort, 0, -1)) do
+    local m = strip(raw)
+    if ok(m) then
+      if total >= first and total <= last then page[#page + 1] = m end
+      total = total + 1
+    end
+  end
+else
+  local cands
+  if #s.sets == 1 then cands = redis.call('SMEMBERS', s.sets[1]) else cands = redis.call('SINTER', unpack(s.sets)) end
+  redis.call('DEL', s.tmp)
+  for _, m in ipairs(cands) do
+    if ok(m) then
+      if s.lex then
+        redis.call('ZADD', s.tmp, 0, (redis.call('HGET', s.lexHash, m) or '') .. '|' .. m)
+      else
+        redis.call('ZADD', s.tmp, redis.call('ZSCORE', s.sort, m) or '0', m)
+      end
+    end
+  end
+  total = redis.call('ZCARD', s.tmp)
+  for _, m in ipairs(redis.call(range, s.tmp, first, last)) do page[#page + 1] = strip(m) end
+  redis.call('DEL', s.tmp)
+end
+local out = { total }
+for i, m in ipairs(page) do out[i + 1] = redis.call('GET', s.rec .. m) or false end
+return out
+`
+
+type RedisWithResults = Redis & {
+  vulnscanResultsSnapshot(rev: string, host: string, hostFindings: string, findingPrefix: string): Promise<[string, string | null, ...(string | null)[]]>
+  vulnscanResultsApply(rev: string, expected: string, ops: string, deleteRev: string): Promise<number>
+  vulnscanResultsQuery(spec: string): Promise<[number, ...(string | null)[]]>
+}
+
+interface QuerySpec {
+  sort: string
+  lex: boolean
+  lexHash?: string
+  desc: boolean
+  offset: number
+  limit: number
+  rec: string
+  tmp: string
+  sets: string[]
+  notSets: string[]
+  ranges: [string, number, number][]
+  text: [string, string] | false
+}
+
+const UNBOUNDED = 1e300
+const MAX_ATTEMPTS = 50
+
+type Op = string[]
+
+export class RedisResultsStore implements ResultsStore {
+  private readonly redis: RedisWithResults
+
+  constructor (redis: Redis, private readonly prefix: string) {
+    const r = redis as unknown as Partial<RedisWithResults>
+    if (typeof r.vulnscanResultsSnapshot !== 'function') redis.defineCommand('vulnscanResultsSnapshot', { numberOfKeys: 3, lua: SNAPSHOT_LUA })
+    if (typeof r.vulnscanResultsApply !== 'function') redis.defineCommand('vulnscanResultsApply', { numberOfKeys: 1, lua: APPLY_LUA })
+    if (typeof r.vulnscanResultsQuery !== 'function') redis.defineCommand('vulnscanResultsQuery', { numberOfKeys: 0, lua: QUERY_LUA })
+    this.redis = redis as RedisWithResults
+  }
+
+  private key (...parts: (string | number)[]): string {
+    return [this.prefix, ...parts].join(':')
+  }
+
+  private async snapshot (address: string): Promise<{ rev: string, host: HostRecord | null, findings: FindingRecord[] }> {
+    const [rev, host, ...findings] = await this.redis.vulnscanResultsSnapshot(
+      this.key('host-rev', address), this.key('host', address), this.key('findings', 'host', address), this.key('finding', ''))
+    return {
+      rev,
+      host: host === null ? null : JSON.parse(host) as HostRecord,
+      findings: findings.filter((f): f is string => f !== null).map((f) => JSON.parse(f) as FindingRecord)
+    }
+  }
+
+  private async apply (address: string, rev: string, ops: Op[], deleteRev = false): Promise<boolean> {
+    if (ops.length === 0) return true
+    return await this.redis.vulnscanResultsApply(this.key('host-rev', address), rev, JSON.stringify(ops), deleteRev ? '1' : '0') === 1
+  }
+
+  /** Commands that move a host from `prev` to `next` (null: absent), its indexes included. */
+  private hostOps (prev: HostRecord | null, next: HostRecord | null): Op[] {
+    const ops: Op[] = []
+    const address = (next ?? prev)!.address
+    const before = prev ? hostFacets(prev) : { ports: [], services: [], products: [] }
+    const after = next ? hostFacets(next) : { ports: [], services: [], products: [] }
+    const facet = (kind: 'port' | 'service' | 'product', olds: (string | number)[], news: (string | number)[]): void => {
+      for (const v of olds) if (!news.includes(v)) ops.push(['SREM', this.key('hosts', kind, v), address])
+      for (const v of news) ops.push(['SADD', this.key('hosts', kind, v), address])
+    }
+    facet('port', before.ports, after.ports)
+    facet('service', before.services, after.services)
+    facet('product', before.products, after.products)
+    const sortKey = `${addressSortKey(address)}|${address}`
+    if (next === null) {
+      ops.push(
+        ['DEL', this.key('host', address)],
+        ['ZREM', this.key('hosts'), address],
+        ['ZREM', this.key('hosts', 'by-findings'), address],
+        ['ZREM', this.key('hosts', 'by-severity'), address],
+        ['ZREM', this.key('hosts', 'by-address'), sortKey],
+        ['HDEL', this.key('hosts', 'text'), address],
+        ['HDEL', this.key('hosts', 'addr-key'), address])
+      return ops
+    }
+    ops.push(
+      ['SET', this.key('host', address), JSON.stringify(next)],
+      ['ZADD', this.key('hosts'), String(Date.parse(next.lastSeen)), address],
+      ['ZADD', this.key('hosts', 'by-findings'), String(next.findingsCount), address],
+      ['ZADD', this.key('hosts', 'by-severity'), String(severityScore(next.maxSeverity)), address],
+      ['ZADD', this.key('hosts', 'by-address'), '0', sortKey],
+      ['HSET', this.key('hosts', 'text'), address, hostSearchText(next)],
+      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)])
+    return ops
+  }
+
+  private findingSets (f: FindingRecord): string[] {
+    const sets = [
+      this.key('findings', 'cve', f.cveId),
+      this.key('findings', 'status', f.status),
+      this.key('findings', 'severity', f.severity),
+      this.key('findings', 'confidence', f.confidence)
+    ]
+    if (f.kev !== null) sets.push(this.key('findings', 'kev'))
+    return sets
+  }
+
+  /** Commands that move a finding from `prev` to `next` (null: absent), its indexes included. */
+  private findingOps (prev: FindingRecord | null, next: FindingRecord | null): Op[] {
+    const ops: Op[] = []
+    const id = (next ?? prev)!.id
+    const olds = prev ? this.findingSets(prev) : []
+    const news = next ? this.findingSets(next) : []
+    for (const k of olds) if (!news.includes(k)) ops.push(['SREM', k, id])
+    if (next === null) {
+      ops.push(
+        ['DEL', this.key('finding', id)],
+        ['SREM', this.key('findings', 'host', prev!.address), id],
+        ['ZREM', this.key('findings', 'by-cvss'), id],
+        ['ZREM', this.key('findings', 'by-lastSeen'), id],
+        ['ZREM', this.key('findings', 'by-firstSeen'), id])
+      return ops
+    }
+    for (const k of news) ops.push(['SADD', k, id])
+    ops.push(
+      ['SET', this.key('finding', id), JSON.stringify(next)],
+      ['SADD', this.key('findings', 'host', next.address), id],
+      ['ZADD', this.key('findings', 'by-cvss'), String(next.cvss ?? -1), id],
+      ['ZADD', this.key('findings', 'by-lastSeen'), String(Date.parse(next.lastSeen)), id],
+      ['ZADD', this.key('findings', 'by-firstSeen'), String(Date.parse(next.firstSeen)), id])
+    return ops
+  }
+
+  async recordHost (write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }> {
+    const address = normalizeAddress(write.host.address)
+    if (address === null) throw new Error(`not an IP address: ${JSON.stringify(write.host.address).slice(0, 80)}`)
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const state = await this.snapshot(address)
+      const merged = mergeHostWrite(state.host, state.findings, write, address)
+      const before = new Map(state.findings.map((f) => [f.id, f]))
+      const ops: Op[] = []
+      for (const f of merged.findings) {
+        const prev = before.get(f.id) ?? null
+        if (prev === null || JSON.stringify(prev) !== JSON.stringify(f)) ops.push(...this.findingOps(prev, f))
+      }
+      if (state.host === null || JSON.stringify(state.host) !== JSON.stringify(merged.host)) ops.push(...this.hostOps(state.host, merged.host))
+      if (await this.apply(address, state.rev, ops)) return merged.counts
+    }
+    throw new Error(`results for ${address} kept changing under concurrent writes; gave up after ${MAX_ATTEMPTS} attempts`)
+  }
+
+  private async query (spec: Omit<QuerySpec, 'tmp'>): Promise<Page<string>> {
+    const [total, ...items] = await this.redis.vulnscanResultsQuery(JSON.stringify({ ...spec, tmp: this.key('tmp', 'query') }))
+    return { items: items.filter((r): r is string => typeof r === 'string'), total }
+  }
+
+  async listHostsJson (query: HostQuery): Promise<Page<string>> {
+    const sort = query.sort ?? 'lastSeen'
+    const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
+    const sets: string[] = []
+    if (query.port !== undefined) sets.push(this.key('hosts', 'port', query.port))
+    if (query.service !== undefined) sets.push(this.key('hosts', 'service', query.service.toLowerCase()))
+    if (query.product !== undefined) sets.push(this.key('hosts', 'product', query.product.toLowerCase()))
+    const ranges: [string, number, number][] = []
+    if (query.minSeverity !== undefined) ranges.push([this.key('hosts', 'by-severity'), SEVERITY_RANK[query.minSeverity], UNBOUNDED])
+    if (query.hasFindings !== undefined) ranges.push([this.key('hosts', 'by-findings'), query.hasFindings ? 1 : -UNBOUNDED, query.hasFindings ? UNBOUNDED : 0])
+    const sortKeys = { lastSeen: 'hosts', address: 'hosts:by-address', findings: 'hosts:by-findings', severity: 'hosts:by-severity' }
+    return await this.query({
+      sort: this.key(sortKeys[sort]),
+      lex: sort === 'address',
+      lexHash: this.key('hosts', 'addr-key'),
+      desc: order === 'desc',
+      offset: query.offset,
+      limit: query.limit,
+      rec: this.key('host', ''),
+      sets,
+      notSets: [],
+      ranges,
+      text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
+    })
+  }
+
+  async getHost (address: string): Promise<HostRecord | null> {
+    const raw = await this.redis.get(this.key('host', normalizeAddress(address) ?? address))
+    return raw === null ? null : JSON.parse(raw) as HostRecord
+  }
+
+  async deleteHost (address: string): Promise<boolean> {
+    const key = normalizeAddress(address) ?? address
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const state = await this.snapshot(key)
+      if (state.host === null) return false
+      const ops: Op[] = []
+      for (const f of state.findings) ops.push(...this.findingOps(f, null))
+      ops.push(['DEL', this.key('findings', 'host', key)], ...this.hostOps(state.host, null))
+      if (await this.apply(key, state.rev, ops, true)) return true
+    }
+    throw new Error(`could not delete ${key}: it kept changing under concurrent writes`)
+  }
+
+  async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
+    const sort = query.sort ?? 'cvss'
+    const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
+    const sets: string[] = []
+    const notSets: string[] = []
+    if (query.host !== undefined) sets.push(this.key('findings', 'host', normalizeAddress(query.host) ?? query.host))
+    if (query.cveId !== undefined) sets.push(this.key('findings', 'cve', query.cveId.toUpperCase()))
+    if (query.status !== undefined) sets.push(this.key('findings', 'status', query.status))
+    if (query.severity !== undefined) sets.push(this.key('findings', 'severity', query.severity))
+    if (query.confidence !== undefined) sets.push(this.key('findings', 'confidence', query.confidence))
+    if (query.kev === true) sets.push(this.key('findings', 'kev'))
+    if (query.kev === false) notSets.push(this.key('findings', 'kev'))
+    const ranges: [string, number, number][] = []
+    if (query.minCvss !== undefined) ranges.push([this.key('findings', 'by-cvss'), query.minCvss, UNBOUNDED])
+    const page = await this.query({
+      sort: this.key('findings', `by-${sort}`),
+      lex: false,
+      desc: order === 'desc',
+      offset: query.offset,
+      limit: query.limit,
+      rec: this.key('finding', ''),
+      sets,
+      notSets,
+      ranges,
+      text: false
+    })
+    return { items: page.items.map((j) => JSON.parse(j) as FindingRecord), total: page.total }
+  }
+
+  async getFinding (id: string): Promise<FindingRecord | null> {
+    const raw = await this.redis.get(this.key('finding', id))
+    return raw === null ? null : JSON.parse(raw) as FindingRecord
+  }
+
+  async decideFinding (id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = await this.getFinding(id)
+      if (found === null) return null
+      const state = await this.snapshot(found.address)
+      const prev = state.findings.find((f) => f.id === id)
+      // Deleted (with its host) between the two reads.
+      if (prev === undefined) continue
+      const next = decide(prev, status, comment, by, new Date().toISOString())
+      const ops = this.findingOps(prev, next)
+      if (state.host !== null) {
+        const tallies = hostTallies(state.findings.map((f) => f.id === id ? next : f))
+        ops.push(...this.hostOps(state.host, { ...state.host, ...tallies }))
+      }
+      if (await this.apply(found.address, state.rev, ops)) return next
+    }
+    throw new Error(`could not decide finding ${id}: its host kept changing under concurrent writes`)
+  }
+
+  async hostsForCve (cveId: string): Promise<string[]> {
+    const ids = await this.redis.smembers(this.key('findings', 'cve', cveId.toUpperCase()))
+    if (ids.length === 0) return []
+    const raws = await this.redis.mget(ids.map((id) => this.key('finding', id)))
+    const out = new Set<string>()
+    for (const raw of raws) {
+      if (raw === null) continue
+      const f = JSON.parse(raw) as FindingRecord
+      if (isStanding(f.status)) out.add(f.address)
+    }
+    return sortAddresses([...out])
+  }
+}
+
+/** The results store on Redis under `prefix`, or in process memory when there is no Redis. */
+export function createResultsStore (redis: Redis | undefined, prefix: string): ResultsStore {
+  return redis === undefined ? new MemoryResultsStore() : new RedisResultsStore(redis, prefix)
+}

@@ -1,0 +1,111 @@
+import { Type } from '@sinclair/typebox'
+import { pageOf, ref, StringEnum } from './common'
+
+const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
+const SEVERITIES: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
+const STATUSES: ['open', 'fixed', 'reopened', 'accepted', 'false_positive'] = ['open', 'fixed', 'reopened', 'accepted', 'false_positive']
+const CVE_PATTERN = '^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,}$'
+
+export const KevSchema = Type.Object({
+  dateAdded: Type.String({ description: 'When CISA added the CVE to its Known Exploited Vulnerabilities catalog' }),
+  dueDate: Type.Optional(Type.String()),
+  requiredAction: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String())
+}, { $id: 'Kev', description: 'CISA Known Exploited Vulnerabilities entry' })
+
+export const FindingSchema = Type.Object({
+  id: Type.String({ description: 'Stable id from address, port and CVE: the same finding in every scan' }),
+  address: Type.String(),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  cveId: Type.String(),
+  severity: StringEnum(SEVERITIES, { description: '`unknown` when the CVE has no CVSS score yet' }),
+  cvss: Type.Union([Type.Number({ minimum: 0, maximum: 10 }), Type.Null()], { description: 'Base score; null when none exists (never 0 for missing)' }),
+  cvssVersion: nullable(Type.String(), 'CVSS version of the score'),
+  cvssVector: nullable(Type.String(), 'CVSS vector of the score'),
+  kev: Type.Union([ref(KevSchema), Type.Null()], { description: 'Known exploited (CISA KEV); null when not listed' }),
+  description: Type.String(),
+  product: Type.String(),
+  version: nullable(Type.String(), 'Version the scan identified; null when the product showed none'),
+  matchedCpe: Type.String({ description: 'The CPE 2.3 name the scan derived from the service' }),
+  criterion: Type.String({ description: 'The NVD criterion that matched, with its version bounds' }),
+  reason: Type.String({ description: 'Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)`' }),
+  confidence: StringEnum(['high', 'medium', 'low'], { description: 'high: exact upstream version; medium: a distro tag in the banner (the distro may have backported the fix); low: product without version' }),
+  confidenceNote: nullable(Type.String(), 'What qualifies the confidence, e.g. a possible backport or a required platform'),
+  evidence: Type.String({ description: 'The banner or reply that shows the product and version' }),
+  requiresPlatform: Type.Array(Type.String(), { description: 'Platform CPEs the NVD configuration also requires (not visible to a scan)' }),
+  status: StringEnum(STATUSES, { description: 'open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep)' }),
+  firstSeen: Type.String({ format: 'date-time' }),
+  lastSeen: Type.String({ format: 'date-time' }),
+  lastScanId: Type.String(),
+  fixedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it was last marked fixed' }),
+  comment: nullable(Type.String(), 'The comment given with the last decision'),
+  decidedBy: nullable(Type.String(), 'API key id of the last decision'),
+  decidedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the last decision was made' })
+}, { $id: 'Finding', description: 'One CVE on one host and port' })
+
+export const PageFindingSchema = pageOf(FindingSchema, 'PageFinding')
+
+export const FindingDecisionSchema = Type.Object({
+  status: StringEnum(['accepted', 'false_positive', 'open'], { description: 'accepted: a known risk; false_positive: not really affected; open: withdraw an earlier decision' }),
+  comment: Type.Optional(Type.String({ maxLength: 2000, description: 'Why; kept with the finding' }))
+}, { $id: 'FindingDecision', additionalProperties: false, examples: [{ status: 'accepted', comment: 'Internal only; upgrade planned for Q3' }] })
+
+const findingFilterProperties = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Page size (default 50; for CSV, every matching row when absent)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
+  severity: Type.Optional(StringEnum(SEVERITIES, { description: 'Only findings of this severity' })),
+  minCvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'Only findings with a CVSS score at least this (findings without a score are left out)' })),
+  kev: Type.Optional(Type.Boolean({ description: 'true: only known exploited CVEs (CISA KEV); false: only the others' })),
+  cveId: Type.Optional(Type.String({ pattern: CVE_PATTERN, maxLength: 32, description: 'Only findings of this CVE' })),
+  status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status' })),
+  confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
+  sort: Type.Optional(StringEnum(['cvss', 'lastSeen', 'firstSeen'], { default: 'cvss', description: 'Sort key; findings without a CVSS score sort below every scored one' })),
+  order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
+}
+
+export const FindingListQuerySchema = Type.Object({
+  ...findingFilterProperties,
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' }))
+}, { additionalProperties: false })
+
+export const HostFindingQuerySchema = Type.Object(findingFilterProperties, { additionalProperties: false })
+
+export const FindingIdParamsSchema = Type.Object({
+  id: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'Finding id' })
+})
+
+export const CveIdParamsSchema = Type.Object({
+  cveId: Type.String({ pattern: CVE_PATTERN, maxLength: 32, description: 'CVE id, e.g. CVE-2023-28531', examples: ['CVE-2023-28531'] })
+})
+
+const CvssMetricSchema = Type.Object({
+  version: StringEnum(['4.0', '3.1', '3.0', '2.0']),
+  score: Type.Number({ minimum: 0, maximum: 10 }),
+  severity: StringEnum(['critical', 'high', 'medium', 'low', 'none']),
+  vector: Type.String(),
+  source: Type.String(),
+  type: StringEnum(['Primary', 'Secondary'])
+})
+
+const ReferenceSchema = Type.Object({
+  url: Type.String(),
+  source: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Array(Type.String()))
+})
+
+export const CveDetailSchema = Type.Object({
+  id: Type.String(),
+  published: Type.String(),
+  lastModified: Type.String(),
+  vulnStatus: Type.String({ description: 'NVD analysis status, e.g. Analyzed, Modified, Deferred' }),
+  description: Type.String(),
+  cvss: Type.Union([Type.Number({ minimum: 0, maximum: 10 }), Type.Null()], { description: 'The chosen score (NVD Primary first, newest CVSS version first); null when none exists' }),
+  cvssVersion: Type.Union([StringEnum(['4.0', '3.1', '3.0', '2.0']), Type.Null()]),
+  cvssVector: nullable(Type.String(), 'Vector of the chosen score'),
+  severity: Type.Union([StringEnum(['critical', 'high', 'medium', 'low', 'none']), Type.Null()]),
+  metrics: Type.Array(CvssMetricSchema, { description: 'Every CVSS metric NVD holds for the CVE' }),
+  cwes: Type.Array(Type.String()),
+  references: Type.Array(ReferenceSchema),
+  kev: Type.Union([ref(KevSchema), Type.Null()]),
+  affectedHosts: Type.Array(Type.String(), { description: 'Addresses with a standing finding of this CVE (neither fixed nor false positive)' })
+}, { $id: 'CveDetail', description: 'A CVE from the local NVD index and the hosts it affects' })

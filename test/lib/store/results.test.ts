@@ -1,0 +1,327 @@
+// One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
+import { test } from 'tap'
+import { Redis } from 'ioredis'
+import { MemoryResultsStore } from '../../../lib/store/results-memory'
+import { createResultsStore, RedisResultsStore } from '../../../lib/store/results-redis'
+import { findingId } from '../../../lib/store/results-merge'
+import type { ResultsStore } from '../../../lib/store/results-types'
+import type { HostRecord } from '../../../lib/store/types'
+import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
+import { finding, write } from '../../support/results'
+
+interface Opened { store: ResultsStore, redis?: Redis, prefix: string }
+
+async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Opened> {
+  const prefix = uniquePrefix('results')
+  if (backend === 'memory') return { store: new MemoryResultsStore(), prefix }
+  const redis = new Redis(REDIS_TEST_URL)
+  t.teardown(async () => { await deletePrefix(redis, prefix); redis.disconnect() })
+  return { store: new RedisResultsStore(redis, prefix), redis, prefix }
+}
+
+/** Every key under the prefix with its type and content, to compare whole Redis states. */
+async function dump (redis: Redis, prefix: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+    cursor = next
+    for (const k of keys) {
+      const type = await redis.type(k)
+      if (type === 'string') out[k] = await redis.get(k)
+      else if (type === 'set') out[k] = (await redis.smembers(k)).sort()
+      else if (type === 'zset') out[k] = await redis.zrange(k, '0', '-1', 'WITHSCORES')
+      else if (type === 'hash') out[k] = await redis.hgetall(k)
+      else out[k] = type
+    }
+  } while (cursor !== '0')
+  return out
+}
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+const H = 3600_000
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+const SSH = { port: 22, service: 'ssh', product: 'OpenSSH', version: '9.2p1', distro: 'deb12u3' }
+const HTTP = { port: 80, service: 'http', product: 'Apache httpd', version: '2.4.49' }
+const REDIS = { port: 6379, service: 'redis', product: 'Redis', version: '6.0.5' }
+
+async function addresses (store: ResultsStore, query: Parameters<ResultsStore['listHostsJson']>[0]): Promise<string[]> {
+  return (await store.listHostsJson(query)).items.map((j) => (JSON.parse(j) as HostRecord).address)
+}
+
+test('results store contract', async (t) => {
+  for (const backend of await backends()) {
+    t.test(`${backend}: a first write creates the host and open findings`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.5'
+      const w = write({
+        address: a, at: T0, scanId: 's1', hostnames: ['Web.example.test'], services: [SSH, HTTP, { port: 443, service: 'https', state: 'filtered' }],
+        findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1', 'medium'), finding(a, 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49')]
+      })
+      t.same(await store.recordHost(w), { newFindings: 2, fixed: 0, reopened: 0 })
+      const host = await store.getHost(a)
+      t.match(host, {
+        address: a, hostnames: ['web.example.test'], up: true, firstSeen: iso(T0), lastSeen: iso(T0), lastScanId: 's1', rttMs: 0.4,
+        findingsCount: 2, maxSeverity: 'high'
+      })
+      t.same(host!.ports.map((p) => [p.port, p.state, p.service, p.product, p.version]), [
+        [22, 'open', 'ssh', 'OpenSSH', '9.2p1'], [80, 'open', 'http', 'Apache httpd', '2.4.49'], [443, 'filtered', undefined, undefined, undefined]
+      ])
+      t.equal(host!.ports[0].distro, 'deb12u3')
+      const id = findingId(a, 80, 'CVE-2021-41773')
+      t.match(id, /^[0-9a-f]{24}$/, 'finding id: 24 hex digits')
+      const f = await store.getFinding(id)
+      t.match(f, { id, address: a, port: 80, cveId: 'CVE-2021-41773', status: 'open', firstSeen: iso(T0), lastSeen: iso(T0), lastScanId: 's1', fixedAt: null, severity: 'high', cvss: 7.5 })
+      t.ok(f!.kev?.dateAdded, 'KEV kept from the NVD record')
+      t.equal((await store.getFinding(findingId(a, 22, 'CVE-2024-6387')))!.confidence, 'medium')
+      t.equal(await store.getHost('10.0.0.6'), null)
+      t.equal(await store.getFinding('0'.repeat(24)), null)
+    })
+
+    t.test(`${backend}: the same write twice leaves the same state`, async (t) => {
+      const { store, redis, prefix } = await open(t, backend)
+      const a = '10.0.0.7'
+      const w = write({ address: a, at: T0, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] })
+      await store.recordHost(w)
+      const host1 = await store.getHost(a)
+      const findings1 = await store.listFindings({ limit: 50, offset: 0 })
+      const state1 = redis ? await dump(redis, prefix) : null
+      t.same(await store.recordHost(w), { newFindings: 0, fixed: 0, reopened: 0 }, 'nothing new the second time')
+      t.same(await store.getHost(a), host1)
+      t.same(await store.listFindings({ limit: 50, offset: 0 }), findings1)
+      t.equal(findings1.total, 2)
+      if (redis) t.same(await dump(redis, prefix), state1, 'every Redis key identical, no index entry duplicated')
+      // A later scan that re-fixes and a re-run of the first job do not duplicate anything either.
+      const later = write({ address: a, at: T0 + H, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1')] })
+      await store.recordHost(later)
+      await store.recordHost(later)
+      t.equal((await store.listFindings({ limit: 50, offset: 0 })).total, 2)
+      t.equal((await store.listHostsJson({ limit: 50, offset: 0 })).total, 1)
+    })
+
+    t.test(`${backend}: one host per address; hostnames merged, firstSeen kept, ports replaced only where scanned`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.8'
+      await store.recordHost(write({ address: a, at: T0, scanId: 's1', hostnames: ['a.test'], services: [SSH, HTTP, REDIS] }))
+      await store.recordHost(write({ address: a, at: T0 + H, scanId: 's2', hostnames: ['b.test', 'a.test'], up: true, services: [{ ...SSH, version: '9.6p1' }], scannedPorts: [22, 80] }))
+      const host = await store.getHost(a)
+      t.same(host!.hostnames, ['a.test', 'b.test'])
+      t.equal(host!.firstSeen, iso(T0))
+      t.equal(host!.lastSeen, iso(T0 + H))
+      t.equal(host!.lastScanId, 's2')
+      t.same(host!.ports.map((p) => [p.port, p.version]), [[22, '9.6p1'], [6379, '6.0.5']], 'port 80 closed now and disappears; 6379 was not scanned and stays')
+      t.equal((await store.listHostsJson({ limit: 10, offset: 0 })).total, 1)
+      await store.recordHost(write({ address: a, at: T0 + 2 * H, scanId: 's3', up: false, services: [], scannedPorts: [] }))
+      t.match(await store.getHost(a), { up: false, lastScanId: 's3' })
+      t.equal((await store.getHost(a))!.ports.length, 2, 'a scan that covered no port keeps them all')
+    })
+
+    t.test(`${backend}: fixed, reopened, unsettled ports untouched, tallies kept right`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.9'
+      const crit = finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')
+      const ssh = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      await store.recordHost(write({ address: a, at: T0, services: [SSH, REDIS], findings: [crit, ssh] }))
+      t.match(await store.getHost(a), { findingsCount: 2, maxSeverity: 'critical' })
+
+      // Port 6379 re-scanned and settled without its finding; port 22 scanned but its product could not be checked.
+      t.same(await store.recordHost(write({ address: a, at: T0 + H, services: [SSH, REDIS], settledPorts: [6379] })), { newFindings: 0, fixed: 1, reopened: 0 })
+      t.match(await store.getFinding(crit.cveId && findingId(a, 6379, crit.cveId)), { status: 'fixed', fixedAt: iso(T0 + H), lastSeen: iso(T0) })
+      t.match(await store.getFinding(findingId(a, 22, ssh.cveId)), { status: 'open', lastSeen: iso(T0) }, 'unsettled port: left alone')
+      t.match(await store.getHost(a), { findingsCount: 1, maxSeverity: 'high' })
+
+      t.same(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit, ssh] })), { newFindings: 0, fixed: 0, reopened: 1 })
+      t.match(await store.getFinding(findingId(a, 6379, crit.cveId)), { status: 'reopened', lastSeen: iso(T0 + 2 * H), firstSeen: iso(T0), fixedAt: iso(T0 + H) })
+      t.match(await store.getHost(a), { findingsCount: 2, maxSeverity: 'critical' })
+
+      t.same(await store.recordHost(write({ address: a, at: T0 + 3 * H, services: [SSH, REDIS] })), { newFindings: 0, fixed: 2, reopened: 0 }, 'a reopened finding can be fixed again')
+      t.match(await store.getHost(a), { findingsCount: 0, maxSeverity: null })
+      t.same(await store.hostsForCve('CVE-2022-0543'), [], 'a fixed finding does not make its host affected')
+
+      // An older result arriving late (a retried job) does not undo what a newer scan established.
+      t.same(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit] })), { newFindings: 0, fixed: 0, reopened: 0 })
+      t.equal((await store.getFinding(findingId(a, 6379, crit.cveId)))!.status, 'fixed')
+      t.equal((await store.getHost(a))!.lastSeen, iso(T0 + 3 * H))
+    })
+
+    t.test(`${backend}: user decisions survive later scans`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.10'
+      const f1 = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const f2 = finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1')
+      await store.recordHost(write({ address: a, at: T0, services: [SSH], findings: [f1, f2] }))
+      const id1 = findingId(a, 22, f1.cveId)
+      const id2 = findingId(a, 22, f2.cveId)
+      t.equal(await store.decideFinding('f'.repeat(24), 'accepted', null, 'k'), null, 'unknown finding')
+      const accepted = await store.decideFinding(id1, 'accepted', 'behind the VPN', 'key-1')
+      t.match(accepted, { status: 'accepted', comment: 'behind the VPN', decidedBy: 'key-1' })
+      t.ok(accepted!.decidedAt)
+      await store.decideFinding(id2, 'false_positive', 'patched by the distro', 'key-1')
+      t.match(await store.getHost(a), { findingsCount: 1, maxSeverity: 'high' }, 'a false positive no longer counts; an accepted risk does')
+
+      await store.recordHost(write({ address: a, at: T0 + H, services: [SSH], findings: [f1, f2] }))
+      t.match(await store.getFinding(id1), { status: 'accepted', lastSeen: iso(T0 + H), comment: 'behind the VPN' })
+      t.match(await store.getFinding(id2), { status: 'false_positive', lastSeen: iso(T0 + H) })
+      await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH] }))
+      t.match(await store.getFinding(id1), { status: 'accepted', fixedAt: null }, 'not seen on a settled port: still as decided')
+      t.match(await store.getFinding(id2), { status: 'false_positive' })
+      t.same(await store.hostsForCve(f1.cveId), [a])
+      t.same(await store.hostsForCve(f2.cveId), [], 'a false positive does not make its host affected')
+
+      t.match(await store.decideFinding(id1, 'open', null, 'key-2'), { status: 'open', comment: null, decidedBy: 'key-2' }, 'open withdraws the decision')
+      await store.recordHost(write({ address: a, at: T0 + 3 * H, services: [SSH] }))
+      t.match(await store.getFinding(id1), { status: 'fixed' }, 'and the usual lifecycle resumes')
+      t.match(await store.getHost(a), { findingsCount: 0 })
+    })
+
+    t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {
+      const { store, redis, prefix } = await open(t, backend)
+      const a = '10.0.0.11'
+      const b = '10.0.0.12'
+      await store.recordHost(write({ address: b, at: T0, hostnames: ['keep.test'], services: [SSH], findings: [finding(b, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
+      const before = redis ? await dump(redis, prefix) : null
+      await store.recordHost(write({ address: a, at: T0, hostnames: ['gone.test'], services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] }))
+      await store.decideFinding(findingId(a, 22, 'CVE-2024-6387'), 'accepted', null, 'k')
+      t.equal(await store.deleteHost(a), true)
+      t.equal(await store.deleteHost(a), false)
+      t.equal(await store.getHost(a), null)
+      t.equal(await store.getFinding(findingId(a, 6379, 'CVE-2022-0543')), null)
+      t.same(await addresses(store, { limit: 10, offset: 0 }), [b])
+      t.same(await addresses(store, { limit: 10, offset: 0, port: 6379 }), [])
+      t.same(await addresses(store, { limit: 10, offset: 0, q: 'gone' }), [])
+      t.equal((await store.listFindings({ limit: 10, offset: 0 })).total, 1)
+      t.equal((await store.listFindings({ limit: 10, offset: 0, kev: true })).total, 0)
+      t.same(await store.hostsForCve('CVE-2024-6387'), [b])
+      if (redis) t.same(await dump(redis, prefix), before, 'Redis holds exactly what it held before the deleted host arrived')
+      t.equal(await store.deleteHost('10.9.9.9'), false)
+      await store.recordHost(write({ address: a, at: T0 + H, services: [SSH], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
+      t.match(await store.getFinding(findingId(a, 22, 'CVE-2024-6387')), { status: 'open', firstSeen: iso(T0 + H) }, 'seen again after a delete: a new finding')
+    })
+
+    t.test(`${backend}: host filters and sorting`, async (t) => {
+      const { store } = await open(t, backend)
+      await store.recordHost(write({ address: '10.0.0.2', at: T0 + 3 * H, hostnames: ['db.corp.test'], services: [REDIS], findings: [finding('10.0.0.2', 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] }))
+      await store.recordHost(write({ address: '10.0.0.10', at: T0 + H, hostnames: ['web.corp.test'], services: [SSH, HTTP], findings: [finding('10.0.0.10', 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49'), finding('10.0.0.10', 80, 'CVE-2023-25690', 'Apache httpd', '2.4.49'), finding('10.0.0.10', 22, 'CVE-2016-6210', 'OpenSSH', '9.2p1')] }))
+      await store.recordHost(write({ address: '9.1.1.1', at: T0 + 2 * H, services: [SSH], findings: [finding('9.1.1.1', 22, 'CVE-2016-6210', 'OpenSSH', '9.2p1')] }))
+      await store.recordHost(write({ address: '2001:db8:0:0::1', at: T0 + 4 * H, hostnames: ['v6.test'], services: [{ port: 22, service: 'ssh', product: 'Dropbear sshd', version: '2022.83' }] }))
+      await store.recordHost(write({ address: '10.0.0.3', at: T0, services: [{ port: 80, service: 'http', state: 'filtered' }] }))
+      const page = { limit: 50, offset: 0 }
+
+      t.same(await addresses(store, page), ['2001:db8::1', '10.0.0.2', '9.1.1.1', '10.0.0.10', '10.0.0.3'], 'most recently seen first; IPv6 in canonical form')
+      t.same(await addresses(store, { ...page, order: 'asc' }), ['10.0.0.3', '10.0.0.10', '9.1.1.1', '10.0.0.2', '2001:db8::1'])
+      t.same(await addresses(store, { ...page, sort: 'address' }), ['9.1.1.1', '10.0.0.2', '10.0.0.3', '10.0.0.10', '2001:db8::1'], 'numeric address order, IPv4 first')
+      t.same(await addresses(store, { ...page, sort: 'address', order: 'desc' }), ['2001:db8::1', '10.0.0.10', '10.0.0.3', '10.0.0.2', '9.1.1.1'])
+      t.same(await addresses(store, { ...page, sort: 'findings' }), ['10.0.0.10', '9.1.1.1', '10.0.0.2', '2001:db8::1', '10.0.0.3'], 'most findings first, ties by address text in reverse')
+      t.same(await addresses(store, { ...page, sort: 'severity' }), ['10.0.0.2', '10.0.0.10', '9.1.1.1', '2001:db8::1', '10.0.0.3'])
+      t.same(await addresses(store, { ...page, sort: 'severity', order: 'asc' }), ['10.0.0.3', '2001:db8::1', '9.1.1.1', '10.0.0.10', '10.0.0.2'])
+
+      t.same(await addresses(store, { ...page, q: 'CORP' }), ['10.0.0.2', '10.0.0.10'], 'q: hostname text, case-insensitive')
+      t.same(await addresses(store, { ...page, q: '10.0.0.1' }), ['10.0.0.10'], 'q: address text')
+      t.same(await addresses(store, { ...page, q: 'db8::' }), ['2001:db8::1'])
+      t.same(await addresses(store, { ...page, port: 22 }), ['2001:db8::1', '9.1.1.1', '10.0.0.10'])
+      t.same(await addresses(store, { ...page, port: 80 }), ['10.0.0.10'], 'a filtered port is not an open port')
+      t.same(await addresses(store, { ...page, service: 'SSH', sort: 'address' }), ['9.1.1.1', '10.0.0.10', '2001:db8::1'])
+      t.same(await addresses(store, { ...page, product: 'openssh' }), ['9.1.1.1', '10.0.0.10'])
+      t.same(await addresses(store, { ...page, product: 'dropbear sshd' }), ['2001:db8::1'])
+      t.same(await addresses(store, { ...page, product: 'nginx' }), [])
+      t.same(await addresses(store, { ...page, minSeverity: 'critical' }), ['10.0.0.2', '10.0.0.10'])
+      t.same(await addresses(store, { ...page, minSeverity: 'medium' }), ['10.0.0.2', '9.1.1.1', '10.0.0.10'])
+      t.same(await addresses(store, { ...page, hasFindings: false }), ['2001:db8::1', '10.0.0.3'])
+      t.same(await addresses(store, { ...page, hasFindings: true, sort: 'address' }), ['9.1.1.1', '10.0.0.2', '10.0.0.10'])
+      t.same(await addresses(store, { ...page, port: 22, minSeverity: 'critical', q: 'web' }), ['10.0.0.10'], 'filters combine')
+      t.same(await addresses(store, { ...page, service: 'ssh', port: 22, hasFindings: true, sort: 'findings', order: 'asc' }), ['9.1.1.1', '10.0.0.10'])
+
+      const slice = await store.listHostsJson({ limit: 2, offset: 1, sort: 'address' })
+      t.equal(slice.total, 5)
+      t.same(slice.items.map((j) => JSON.parse(j).address), ['10.0.0.2', '10.0.0.3'])
+      const filteredSlice = await store.listHostsJson({ limit: 1, offset: 1, port: 22, sort: 'address' })
+      t.same([filteredSlice.total, filteredSlice.items.map((j) => JSON.parse(j).address)], [3, ['10.0.0.10']])
+      const walkedSlice = await store.listHostsJson({ limit: 1, offset: 2, minSeverity: 'low' })
+      t.same([walkedSlice.total, walkedSlice.items.map((j) => JSON.parse(j).address)], [3, ['10.0.0.10']])
+      t.same(await store.listHostsJson({ limit: 5, offset: 10 }), { items: [], total: 5 })
+      t.equal((await store.getHost('2001:DB8::0:1'))?.address, '2001:db8::1', 'lookups normalize the address')
+    })
+
+    t.test(`${backend}: finding filters and sorting`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.1.0.1'
+      const b = '10.1.0.2'
+      await store.recordHost(write({ address: a, at: T0, services: [SSH, HTTP], findings: [
+        finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1', 'medium'),
+        finding(a, 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49'),
+        finding(a, 80, 'CVE-2024-38474', 'Apache httpd', '2.4.49')
+      ] }))
+      await store.recordHost(write({ address: b, at: T0 + H, services: [REDIS, SSH], findings: [
+        finding(b, 6379, 'CVE-2022-0543', 'Redis', null, 'low'),
+        finding(b, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      ] }))
+      await store.recordHost(write({ address: b, at: T0 + 2 * H, services: [REDIS, SSH], findings: [finding(b, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
+      const page = { limit: 50, offset: 0 }
+      const ids = async (q: Partial<Parameters<ResultsStore['listFindings']>[0]>): Promise<string[]> =>
+        (await store.listFindings({ ...page, ...q })).items.map((f) => `${f.address}:${f.port}:${f.cveId}`)
+
+      const all = (await store.listFindings(page)).items
+      t.same(all.map((f) => f.cvss), [10, 8.1, 8.1, 7.5, null], 'highest CVSS first, a missing score last')
+      t.same((await store.listFindings({ ...page, order: 'asc' })).items.map((f) => f.cvss), [null, 7.5, 8.1, 8.1, 10])
+      t.same(await ids({ severity: 'critical' }), [`${b}:6379:CVE-2022-0543`])
+      t.same(await ids({ severity: 'unknown' }), [`${a}:80:CVE-2024-38474`], 'no CVSS: severity unknown')
+      t.same((await store.listFindings({ ...page, minCvss: 8 })).items.map((f) => f.cvss), [10, 8.1, 8.1])
+      t.equal((await store.listFindings({ ...page, minCvss: 0 })).total, 4, 'a missing score never passes minCvss')
+      t.same((await ids({ kev: true })).sort(), [`${a}:80:CVE-2021-41773`, `${b}:6379:CVE-2022-0543`].sort())
+      t.same((await ids({ kev: false })).sort(), [`${a}:22:CVE-2024-6387`, `${a}:80:CVE-2024-38474`, `${b}:22:CVE-2024-6387`].sort())
+      t.same((await ids({ cveId: 'cve-2024-6387' })).sort(), [`${a}:22:CVE-2024-6387`, `${b}:22:CVE-2024-6387`])
+      t.same(await ids({ host: b }), [`${b}:6379:CVE-2022-0543`, `${b}:22:CVE-2024-6387`])
+      t.same(await ids({ status: 'fixed' }), [`${b}:6379:CVE-2022-0543`])
+      t.same(await ids({ status: 'open', host: b }), [`${b}:22:CVE-2024-6387`])
+      t.same(await ids({ confidence: 'low' }), [`${b}:6379:CVE-2022-0543`])
+      t.same(await ids({ confidence: 'medium' }), [`${a}:22:CVE-2024-6387`])
+      t.same(await ids({ host: a, kev: false, minCvss: 5 }), [`${a}:22:CVE-2024-6387`], 'filters combine')
+      t.same(await ids({ sort: 'lastSeen' }).then((l) => l[0]), `${b}:22:CVE-2024-6387`, 'most recently seen first')
+      t.same(await ids({ sort: 'firstSeen', order: 'asc' }).then((l) => l.slice(-2).sort()), [`${b}:22:CVE-2024-6387`, `${b}:6379:CVE-2022-0543`])
+      const sliced = await store.listFindings({ limit: 2, offset: 1 })
+      t.same([sliced.total, sliced.items.map((f) => f.cvss)], [5, [8.1, 8.1]])
+      const filteredSlice = await store.listFindings({ limit: 1, offset: 1, cveId: 'CVE-2024-6387' })
+      t.same([filteredSlice.total, filteredSlice.items.length], [2, 1])
+      t.same(await store.hostsForCve('CVE-2024-6387'), [a, b])
+      t.same(await store.hostsForCve('CVE-1999-0001'), [])
+    })
+
+    t.test(`${backend}: concurrent writes to one host lose nothing`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.2.0.1'
+      const services = Array.from({ length: 12 }, (_, i) => ({ port: 1000 + i, service: 'http', product: 'nginx', version: '1.20.0' }))
+      await Promise.all(services.map((s, i) => store.recordHost(write({
+        address: a, at: T0 + i, services: [s], findings: [finding(a, s.port, 'CVE-2021-23017', 'nginx', '1.20.0')]
+      }))))
+      const host = await store.getHost(a)
+      t.equal(host!.ports.length, 12, 'every batch\'s port is kept')
+      t.equal(host!.findingsCount, 12)
+      t.equal((await store.listFindings({ limit: 50, offset: 0, host: a })).total, 12)
+      const id = findingId(a, 1000, 'CVE-2021-23017')
+      await Promise.all([
+        store.decideFinding(id, 'false_positive', 'not exposed', 'k'),
+        store.recordHost(write({ address: a, at: T0 + H, services: [services[0]], findings: [finding(a, 1000, 'CVE-2021-23017', 'nginx', '1.20.0')] }))
+      ])
+      t.match(await store.getFinding(id), { status: 'false_positive', lastSeen: iso(T0 + H) }, 'a decision racing a scan keeps both')
+      t.equal((await store.getHost(a))!.findingsCount, 11)
+    })
+
+    t.test(`${backend}: bounded texts and rejected addresses`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.3.0.1'
+      const f = { ...finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1'), evidence: 'x'.repeat(100_000) }
+      await store.recordHost(write({ address: a, at: T0, services: [{ ...SSH, banner: 'b'.repeat(100_000) }], findings: [f] }))
+      t.ok((await store.getFinding(findingId(a, 22, f.cveId)))!.evidence.length <= 4096)
+      t.ok((await store.getHost(a))!.ports[0].banner!.length <= 4096)
+      await t.rejects(store.recordHost(write({ address: 'not-an-ip', at: T0 })), /not an IP address/)
+    })
+  }
+})
+
+test('createResultsStore picks the backend', async (t) => {
+  t.type(createResultsStore(undefined, 'x'), MemoryResultsStore)
+  const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true })
+  t.type(createResultsStore(redis, 'x'), RedisResultsStore)
+  redis.disconnect()
+})

@@ -1,0 +1,73 @@
+// Builders for results-store tests: host scan writes whose findings come from the real NVD fixture records.
+import { normalizeCve } from '../../lib/nvd/normalize'
+import type { PortResult } from '../../lib/scanner/types'
+import type { Confidence, HostScanWrite, NewFinding } from '../../lib/store/results-types'
+import { rawFixture } from './nvd-fixtures'
+
+export interface Service { port: number, service: string, product?: string, version?: string, distro?: string, banner?: string, state?: 'open' | 'filtered' }
+
+export function finding (address: string, port: number, cveId: string, product: string, version: string | null, confidence: Confidence = 'high'): NewFinding {
+  const cve = normalizeCve(rawFixture(cveId))
+  const vendorProduct = product.toLowerCase()
+  return {
+    address,
+    port,
+    cveId: cve.id,
+    severity: cve.severity ?? 'unknown',
+    cvss: cve.cvss,
+    cvssVersion: cve.cvssVersion,
+    cvssVector: cve.cvssVector,
+    kev: cve.kev,
+    description: cve.description,
+    product,
+    version,
+    matchedCpe: `cpe:2.3:a:${vendorProduct}:${vendorProduct}:${version ?? '*'}:*:*:*:*:*:*:*`,
+    criterion: `cpe:2.3:a:${vendorProduct}:${vendorProduct}:*:*:*:*:*:*:*:*`,
+    reason: version === null ? 'product without version' : `${version} in the vulnerable range`,
+    confidence,
+    confidenceNote: confidence === 'medium' ? 'The banner carries a distro tag: the distro may have backported the fix' : null,
+    evidence: `${product} ${version ?? ''}`.trim(),
+    requiresPlatform: []
+  }
+}
+
+export function portResult (s: Service): PortResult {
+  return {
+    port: s.port,
+    protocol: 'tcp',
+    state: s.state ?? 'open',
+    service: s.state === 'filtered'
+      ? undefined
+      : {
+          service: s.service,
+          product: s.product,
+          version: s.version,
+          distro: s.distro,
+          banner: s.banner,
+          cpe: s.product ? [`cpe:2.3:a:${s.product.toLowerCase()}:${s.product.toLowerCase()}:${s.version ?? '*'}:*:*:*:*:*:*:*`] : []
+        }
+  }
+}
+
+export function write (opts: {
+  address: string
+  at: string | number
+  scanId?: string
+  hostnames?: string[]
+  up?: boolean
+  services?: Service[]
+  scannedPorts?: number[]
+  findings?: NewFinding[]
+  settledPorts?: number[]
+}): HostScanWrite {
+  const services = opts.services ?? []
+  const at = typeof opts.at === 'number' ? new Date(opts.at).toISOString() : opts.at
+  return {
+    scanId: opts.scanId ?? `scan-${at}`,
+    at,
+    host: { address: opts.address, hostnames: opts.hostnames ?? [], up: opts.up ?? true, rttMs: 0.4, ports: services.map(portResult), closedCount: 0 },
+    scannedPorts: opts.scannedPorts ?? services.map((s) => s.port),
+    findings: opts.findings ?? [],
+    settledPorts: opts.settledPorts ?? services.map((s) => s.port)
+  }
+}
