@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { build, SERVICE_KEY } from '../helper'
+import { finding, write } from '../support/results'
 
 const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 
@@ -119,6 +120,94 @@ test('against a live server', async (t) => {
     const again = await cli(['keys', 'revoke', key.id], env)
     t.equal(again.code, 3)
     t.match(again.stderr, /answered 404: No API key/)
+  })
+
+  // Results as a worker would have written them, from the real NVD fixture records, on documentation-only
+  // addresses that no scan in this file ever touches.
+  const now = Date.now()
+  await app.results.recordHost(write({
+    address: '192.0.2.10',
+    at: now,
+    scanId: 'seeded-1',
+    hostnames: ['lab.example.test'],
+    services: [{ port: 22, service: 'ssh', product: 'OpenSSH', version: '8.9p1' }, { port: 6379, service: 'redis', product: 'Redis', version: '6.0.15' }, { port: 80, service: 'http', product: 'httpd', version: '2.4.49' }],
+    findings: [
+      finding('192.0.2.10', 22, 'CVE-2023-51385', 'OpenSSH', '8.9p1'),
+      finding('192.0.2.10', 22, 'CVE-2018-15473', 'OpenSSH', '8.9p1'),
+      finding('192.0.2.10', 6379, 'CVE-2022-0543', 'Redis', '6.0.15'),
+      finding('192.0.2.10', 80, 'CVE-2021-44457', 'httpd', '2.4.49')
+    ]
+  }))
+  await app.results.recordHost(write({
+    address: '192.0.2.11',
+    at: now,
+    scanId: 'seeded-1',
+    services: [{ port: 22, service: 'ssh', product: 'OpenSSH', version: '7.2p2' }],
+    findings: [finding('192.0.2.11', 22, 'CVE-2016-6210', 'OpenSSH', '7.2p2'), finding('192.0.2.11', 22, 'CVE-2023-51385', 'OpenSSH', '7.2p2')]
+  }))
+
+  t.test('hosts: a table of every host', async (t) => {
+    const r = await cli(['hosts'], env)
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, /192\.0\.2\.10 .*lab\.example\.test .*up .*22\/ssh, 80\/http, 6379\/redis .*4 .*CRITICAL/)
+    t.match(r.stdout, /192\.0\.2\.11 /)
+    t.match(r.stdout, /\d+ of \d+ hosts/)
+  })
+
+  t.test('vulns: a findings table, severity coloured, KEV marked; filters', async (t) => {
+    const plain = await cli(['vulns', '--host', '192.0.2.10'], env)
+    t.equal(plain.code, 0, plain.stderr)
+    t.match(plain.stdout, /CRITICAL .*10\.0 .*CVE-2022-0543 .*KEV .*192\.0\.2\.10 .*6379 .*Redis 6\.0\.15 .*high .*open/, 'a KEV row')
+    t.match(plain.stdout, /CRITICAL .*9\.8 .*CVE-2023-51385 .* 192\.0\.2\.10/)
+    t.match(plain.stdout, /UNKNOWN .*n\/a .*CVE-2021-44457/, 'no CVSS: shown as n/a, not 0')
+    t.match(plain.stdout, /4 of 4 findings: 2 critical, 1 medium, 1 unknown/)
+    t.notMatch(plain.stdout, /\x1b\[/, 'no colour codes when piped')
+    const coloured = await cli(['vulns', '--host', '192.0.2.10'], { ...env, NO_COLOR: undefined, FORCE_COLOR: '1' })
+    t.match(coloured.stdout, /\x1b\[1m\x1b\[35mCRITICAL/, 'critical in bold magenta when colour is on')
+    t.match(coloured.stdout, /\x1b\[31mKEV/, 'KEV in red')
+    const kev = await cli(['vulns', '--kev', '--json'], env)
+    t.equal(kev.code, 0)
+    const page = JSON.parse(kev.stdout) as { items: Array<{ cveId: string, kev: unknown }> }
+    t.same(page.items.map((f) => f.cveId), ['CVE-2022-0543'], '--kev: only known exploited')
+    const medium = await cli(['vulns', '--severity', 'medium', '--json'], env)
+    t.same((JSON.parse(medium.stdout) as typeof page).items.map((f) => f.cveId).sort(), ['CVE-2016-6210', 'CVE-2018-15473'])
+    const csv = await cli(['vulns', '--csv', '--host', '192.0.2.11'], env)
+    t.equal(csv.code, 0)
+    const rows = csv.stdout.trim().split(/\r?\n/)
+    t.equal(rows.length, 3, 'the server\'s CSV: a header and two rows')
+    t.match(rows[0], /cve/i)
+  })
+
+  t.test('--fail-on: exit 1 when a standing finding is at or above the level', async (t) => {
+    const critical = await cli(['vulns', '--fail-on', 'critical'], env)
+    t.equal(critical.code, 1)
+    t.match(critical.stderr, /3 findings at or above critical: failing \(exit 1\)/)
+    const mediumOnly = await cli(['vulns', '--severity', 'medium', '--fail-on', 'high'], env)
+    t.equal(mediumOnly.code, 0, 'judges what the filters select')
+    const host = await cli(['host', '192.0.2.11', '--fail-on', 'critical'], env)
+    t.equal(host.code, 1)
+    t.match(host.stdout, /192\.0\.2\.11: up/)
+    t.match(host.stdout, /22\/tcp .*open .*ssh .*OpenSSH .*7\.2p2/)
+    t.match(host.stdout, /CVE-2023-51385/)
+
+    const list = JSON.parse((await cli(['vulns', '--host', '192.0.2.11', '--severity', 'critical', '--json'], env)).stdout) as { items: Array<{ id: string }> }
+    const decided = await app.inject({ method: 'PATCH', url: `/vulnerability/finding/${list.items[0].id}`, headers: { 'x-api-key': SERVICE_KEY }, payload: { status: 'accepted', comment: 'isolated lab' } })
+    t.equal(decided.statusCode, 200)
+    const accepted = await cli(['host', '192.0.2.11', '--fail-on', 'critical'], env)
+    t.equal(accepted.code, 0, 'an accepted risk does not fail the job')
+    t.match(accepted.stdout, /accepted/)
+    const medium = await cli(['host', '192.0.2.11', '--fail-on', 'medium', '--json'], env)
+    t.equal(medium.code, 1, 'the medium one still does')
+    t.equal(medium.stderr, '', '--json keeps stderr quiet')
+    t.match(JSON.parse(medium.stdout), { host: { address: '192.0.2.11' }, findings: Array })
+    const unknownOnly = await cli(['vulns', '--severity', 'unknown', '--fail-on', 'low'], env)
+    t.equal(unknownOnly.code, 0, 'a finding without a CVSS score never trips --fail-on (as the usage text says)')
+  })
+
+  t.test('host: an unknown address is an API error (404)', async (t) => {
+    const r = await cli(['host', '192.0.2.99'], env)
+    t.equal(r.code, 3)
+    t.match(r.stderr, /answered 404/)
   })
 
   t.test('scan without --wait prints the id and exits 0', async (t) => {
