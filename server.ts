@@ -1,4 +1,4 @@
-// HTTP entry point: `npm start` (API and, from the worker issue on, an in-process worker) or `npm run start:api`.
+// HTTP entry point: `npm start` (the API and a scan worker in one process) or `npm run start:api` (the API only).
 import Fastify from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import app, { serverOptions } from './app'
@@ -7,7 +7,8 @@ import { loadConfig } from './plugins/env'
 async function main (): Promise<void> {
   let config
   try {
-    config = loadConfig()
+    // `npm run start:api` passes --no-worker: this process then only serves HTTP.
+    config = loadConfig(process.argv.includes('--no-worker') ? { WORKER_ENABLED: false } : {})
   } catch (err) {
     process.stderr.write(`Configuration error: ${(err as Error).message}\n`)
     process.exit(1)

@@ -4,10 +4,9 @@ import { envSchema } from 'env-schema'
 import { Type, Static } from '@sinclair/typebox'
 
 export const ConfigSchema = Type.Object({
-  NODE_ENV: Type.String({ default: 'production' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port' }),
   HOST: Type.String({ default: '127.0.0.1', description: 'Address the HTTP server binds to' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level' }),
   SERVICE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Infrastructure key: full access, admin included' })),
   REDIS_URL: Type.Optional(Type.String({ description: 'Redis URL; unset = embedded in-memory store and queue' })),
   REDIS_PREFIX: Type.String({ default: 'vulnscan', pattern: '^[A-Za-z0-9._-]+$', description: 'Prefix of every Redis key' }),
@@ -24,12 +23,13 @@ export const ConfigSchema = Type.Object({
   SCAN_BATCH_HOSTS: Type.Integer({ default: 16, minimum: 1, description: 'Hosts per queue job when a scan is split' }),
   SCAN_TIMEOUT: Type.Integer({ default: 1800, minimum: 10, description: 'Most seconds one scan job may run' }),
   WORKER_CONCURRENCY: Type.Integer({ default: 2, minimum: 1, description: 'Scan jobs one worker process runs at once' }),
+  WORKER_ENABLED: Type.Boolean({ default: true, description: 'Run a scan worker inside the API process (npm start); npm run start:api turns it off' }),
+  QUEUE_LOCK_MS: Type.Integer({ default: 30000, minimum: 1000, description: 'Job lock lifetime: a job whose worker died is taken over by another after about this long' }),
   NVD_API_URL: Type.String({ default: 'https://services.nvd.nist.gov/rest/json', description: 'NVD API 2.0 base URL' }),
   NVD_API_KEY: Type.Optional(Type.String({ description: 'NVD API key (raises the rate limit)' })),
   NVD_RATE_LIMIT: Type.Optional(Type.Integer({ minimum: 1, description: 'NVD requests per 30 s (default 5, or 50 with a key)' })),
   NVD_INDEX_FILE: Type.String({ default: 'data/nvd-index.json.gz', description: 'File backing the embedded NVD index' }),
-  NVD_PRODUCT_TTL: Type.Integer({ default: 86400, minimum: 60, description: 'Seconds an on-demand product fetch is trusted' }),
-  NVD_AUTO_SYNC: Type.Boolean({ default: false, description: 'Sync the NVD index on start and daily' })
+  NVD_PRODUCT_TTL: Type.Integer({ default: 86400, minimum: 60, description: 'Seconds an on-demand product fetch is trusted' })
 })
 
 export type Config = Static<typeof ConfigSchema>

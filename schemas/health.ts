@@ -10,5 +10,10 @@ export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
-  checks: Type.Object({ store: Check, queue: Check })
+  checks: Type.Object({ store: Check, queue: Check }),
+  nvd: Type.Optional(Type.Object({
+    cves: Type.Integer({ minimum: 0, description: 'CVE records in the local index' }),
+    products: Type.Integer({ minimum: 0, description: 'vendor:product pairs with match criteria' }),
+    lastSync: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the last NVD sync completed' })
+  }, { description: 'The local NVD index; absent when it could not be read' }))
 }, { $id: 'Health' })

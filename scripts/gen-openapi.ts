@@ -7,7 +7,7 @@ import { loadConfig } from '../plugins/env'
 
 /** The OpenAPI document as YAML, built on the embedded default with a fixed config so it is reproducible. */
 export async function generateOpenApi (): Promise<string> {
-  const config = loadConfig({ SERVICE_API_KEY: 'openapi-generation-only-key', LOG_LEVEL: 'silent' }, {})
+  const config = loadConfig({ SERVICE_API_KEY: 'openapi-generation-only-key', LOG_LEVEL: 'silent', WORKER_ENABLED: false, NVD_INDEX_FILE: '' }, {})
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })
   await fastify.ready()

@@ -70,6 +70,9 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     REDIS_PREFIX: prefix.replace(/:/g, '.'),
     QUEUE_PREFIX: `${prefix.replace(/:/g, '.')}-bull`,
     RATE_LIMIT_MAX: 100000,
+    WORKER_ENABLED: false,
+    NVD_INDEX_FILE: '',
+    NVD_API_URL: 'http://127.0.0.1:1/rest/json',
     ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})

@@ -34,16 +34,19 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(HealthSchema, 'Store and queue answer'), 503: reply(HealthSchema, 'A dependency does not answer (status `degraded`)'), ...errors(429) }
     }
   }, async (_request, reply) => {
+    let stats: Awaited<ReturnType<typeof fastify.nvd.index.stats>> | undefined
     const [store, queue] = await Promise.all([
       check(fastify.store.kind, () => fastify.store.ping()),
-      check(fastify.scanQueue.kind, () => fastify.scanQueue.ping())
+      check(fastify.scanQueue.kind, () => fastify.scanQueue.ping()),
+      check('nvd', async () => { stats = await fastify.nvd.index.stats() }).catch(() => undefined)
     ])
     const ok = store.status === 'ok' && queue.status === 'ok'
     return reply.code(ok ? 200 : 503).send({
       status: ok ? 'ok' : 'degraded',
       version: VERSION,
       uptimeSeconds: Math.floor(process.uptime()),
-      checks: { store, queue }
+      checks: { store, queue },
+      ...(stats ? { nvd: stats } : {})
     })
   })
 }

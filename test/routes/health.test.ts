@@ -14,6 +14,7 @@ test('GET /health', async (t) => {
       t.type(body.uptimeSeconds, 'number')
       t.same(body.checks.store, { status: 'ok', backend })
       t.same(body.checks.queue, { status: 'ok', backend: backend === 'redis' ? 'bullmq' : 'memory' })
+      t.same(body.nvd, { cves: 0, products: 0, lastSync: null }, 'the NVD index size and last sync')
     })
   }
 })

@@ -2,10 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
 import { ConflictError, NotFoundError, QueueUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
+import { isTerminal } from '../../../lib/store/types'
 import { newScanRecord, scanLimits, scanRequestProblem, type ScanJobData } from '../../../lib/scans'
+
+// How often an event stream looks at the scan; the store is shared, so this works across processes.
+const SSE_POLL_MS = 500
 
 const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   const limits = scanLimits(fastify.config)
+  // Open event streams end when the server closes, instead of holding the close up.
+  const streams = new Set<() => void>()
+  fastify.addHook('preClose', async () => { for (const end of streams) end() })
 
   fastify.post('/', {
     prefixTrailingSlash: 'no-slash',
@@ -68,6 +75,84 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     const scan = await fastify.store.getScan(request.params.id)
     if (scan === null) throw new NotFoundError(`No scan with id '${request.params.id}'`)
     return scan
+  })
+
+  fastify.delete('/:id', {
+    schema: {
+      operationId: 'cancelScan',
+      tags: ['scans'],
+      summary: 'Cancel a scan',
+      description: 'Cancels a queued or running scan: workers stop its sockets within 2 seconds. Results written so far stay. ' +
+        'A scan that already ended gets a 409.',
+      params: ScanIdParamsSchema,
+      response: { 200: reply(ScanSchema, 'The scan, now cancelled'), ...errors(400, 401, 404, 409, 429, 503) }
+    }
+  }, async (request) => {
+    const { id } = request.params
+    const r = await fastify.store.updateScan(id, {
+      status: 'cancelled',
+      reason: `cancelled by ${request.principal?.id === 'service' ? 'the infrastructure key' : `key ${request.principal?.id ?? 'unknown'}`}`,
+      finishedAt: new Date().toISOString()
+    })
+    if (r === null) throw new NotFoundError(`No scan with id '${id}'`)
+    if (!r.applied) throw new ConflictError(`Scan '${id}' already ended (${r.scan.status})`)
+    request.log.info({ scanId: id }, 'scan cancelled')
+    return r.scan
+  })
+
+  fastify.get('/:id/events', {
+    schema: {
+      operationId: 'streamScanEvents',
+      tags: ['scans'],
+      summary: 'Follow a scan as Server-Sent Events',
+      description: 'A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, ' +
+        'after which the stream closes. Works across API instances and workers (it follows the shared store).',
+      params: ScanIdParamsSchema,
+      produces: ['text/event-stream'],
+      response: {
+        200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errors(400, 401, 404, 429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const first = await fastify.store.getScan(id)
+    if (first === null) throw new NotFoundError(`No scan with id '${id}'`)
+    reply.hijack()
+    const res = reply.raw
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no'
+    })
+    let last = ''
+    let closed = false
+    const send = (event: string, data: unknown): void => { res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`) }
+    const tick = async (): Promise<void> => {
+      if (closed) return
+      const scan = await fastify.store.getScan(id).catch(() => null)
+      if (scan === null) return
+      const json = JSON.stringify(scan)
+      if (json !== last) {
+        last = json
+        send(isTerminal(scan.status) ? 'end' : 'progress', scan)
+      }
+      if (isTerminal(scan.status)) finish()
+    }
+    const timer = setInterval(() => { void tick() }, SSE_POLL_MS)
+    const heartbeat = setInterval(() => { if (!closed) res.write(': keep-alive\n\n') }, 15_000)
+    const finish = (): void => {
+      if (closed) return
+      closed = true
+      clearInterval(timer)
+      clearInterval(heartbeat)
+      res.end()
+    }
+    request.raw.on('close', finish)
+    streams.add(finish)
+    request.raw.on('close', () => streams.delete(finish))
+    await tick()
   })
 }
 

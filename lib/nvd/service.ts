@@ -1,0 +1,47 @@
+// The NVD side of a scan, in one object: the local index, the API client, and the on-demand fetch
+// that fills the index for products it has never seen before matching.
+import type { Redis } from 'ioredis'
+import { createNvdClient, type NvdClient } from './client'
+import { createCveIndex, type LocalCveIndex } from './index'
+import { ensureProducts, type EnsureProductsResult, type ProductRef } from './on-demand'
+
+export interface NvdServiceOptions {
+  redis?: Redis
+  /** Application prefix (REDIS_PREFIX); the index writes under `<prefix>:nvd:`. */
+  prefix: string
+  /** File backing the embedded index; '' keeps it in memory only. */
+  indexFile: string
+  apiUrl: string
+  apiKey?: string
+  requestsPerWindow?: number
+  productTtlSeconds: number
+  logger?: { info: (msg: string) => void, warn: (msg: string) => void }
+}
+
+export interface NvdService {
+  index: LocalCveIndex
+  client: NvdClient
+  /** Fetch from the NVD the products the index does not know yet; never throws for NVD trouble. */
+  ensure(products: ProductRef[], signal?: AbortSignal): Promise<EnsureProductsResult>
+  close(): Promise<void>
+}
+
+export async function createNvdService (opts: NvdServiceOptions): Promise<NvdService> {
+  const index = await createCveIndex({
+    redis: opts.redis,
+    prefix: opts.prefix + ':',
+    ...(opts.redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
+  })
+  const client = createNvdClient({
+    baseUrl: opts.apiUrl,
+    apiKey: opts.apiKey,
+    requestsPerWindow: opts.requestsPerWindow,
+    logger: opts.logger
+  })
+  return {
+    index,
+    client,
+    ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger }),
+    close: () => index.close()
+  }
+}

@@ -1,0 +1,237 @@
+// The scan worker's job handler. A scan's first job plans it (expands the targets, splits the hosts
+// into batches, queues one job per batch); each batch job scans its hosts, matches what it found
+// against the NVD index and writes hosts and findings; the batch that finishes last completes the scan.
+import { expandTargets, parseScope, type ExpandedHost } from '../scanner/targets'
+import { scanHosts } from '../scanner/engine'
+import { getTemplate } from '../scanner/templates'
+import type { HostResult, Template } from '../scanner/types'
+import type { NvdService } from '../nvd/service'
+import type { CveMatch } from '../nvd/types'
+import type { QueueJob, ScanQueue } from '../queue/types'
+import type { NewFinding, ResultsStore } from '../store/results-types'
+import { isTerminal, type BatchSummary, type Store } from '../store/types'
+import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
+import { findingsForPort, productsOf } from './findings'
+
+export interface ScanJobData {
+  scanId: string
+  /** Absent on the planning job. */
+  batch?: number
+  hosts?: ExpandedHost[]
+}
+
+export interface RunnerConfig {
+  MAX_HOSTS: number
+  SCAN_ALLOW: string
+  SCAN_DENY: string
+  SCAN_CONCURRENCY: number
+  SCAN_HOST_CONCURRENCY: number
+  SCAN_BATCH_HOSTS: number
+  SCAN_TIMEOUT: number
+}
+
+export interface RunnerLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
+
+export interface RunnerDeps {
+  store: Store
+  results: ResultsStore
+  queue: ScanQueue
+  nvd: NvdService
+  config: RunnerConfig
+  log: RunnerLogger
+  /** Attempts a job gets before its failure is final (BullMQ's `attempts`; 1 in process). */
+  attempts: number
+  /** How often a running batch checks whether its scan was cancelled. */
+  cancelPollMs?: number
+}
+
+/** A failure that retrying cannot mend (bad targets, a scan gone): the scan fails at once. */
+export class PermanentScanError extends Error {
+  override readonly name = 'PermanentScanError'
+}
+
+export function batchJobId (scanId: string, batch: number): string {
+  // '#' cannot occur in scan ids, so batch ids never collide with a scan's own id.
+  return `${scanId}#b${batch}`
+}
+
+const PROGRESS_INTERVAL_MS = 300
+
+export interface ScanRunner {
+  handle(job: QueueJob<ScanJobData>, signal: AbortSignal): Promise<void>
+  /** A job failed for good outside the handler (e.g. its worker died too often): fail its scan. */
+  onFinalFailure(logicalId: string, data: unknown, reason: string): Promise<void>
+}
+
+export function createScanRunner (deps: RunnerDeps): ScanRunner {
+  const { store, results, queue, nvd, config, log } = deps
+  const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
+  const cancelPollMs = deps.cancelPollMs ?? 500
+
+  async function fail (scanId: string, reason: string): Promise<void> {
+    const r = await store.updateScan(scanId, { status: 'failed', reason, finishedAt: new Date().toISOString() })
+    if (r?.applied === true) log.warn({ scanId, reason }, 'scan failed')
+  }
+
+  async function plan (scanId: string): Promise<void> {
+    const scan = await store.getScan(scanId)
+    if (scan === null || isTerminal(scan.status)) return
+    let template: Template
+    let hosts: ExpandedHost[]
+    let excluded: { address: string, reason: string }[]
+    try {
+      template = getTemplate(scan.template, scan.ports)
+      ;({ hosts, excluded } = await expandTargets(scan.targets, { maxHosts: config.MAX_HOSTS, scope }))
+    } catch (err) {
+      throw new PermanentScanError((err as Error).message)
+    }
+    if (hosts.length === 0) throw new PermanentScanError('No address to scan: every resolved address is outside the scan scope')
+    const batches: ExpandedHost[][] = []
+    for (let i = 0; i < hosts.length; i += config.SCAN_BATCH_HOSTS) batches.push(hosts.slice(i, i + config.SCAN_BATCH_HOSTS))
+    const summary = { ...addSummaries([], excluded) }
+    const r = await store.updateScan(scanId, {
+      status: 'running',
+      startedAt: scan.startedAt ?? new Date().toISOString(),
+      hostsTotal: hosts.length,
+      portsTotal: hosts.length * template.ports.length,
+      batches: batches.length,
+      summary
+    })
+    if (r?.applied !== true) return
+    for (const [i, batchHosts] of batches.entries()) {
+      await queue.add<ScanJobData>(batchJobId(scanId, i), { scanId, batch: i, hosts: batchHosts }, scan.priority)
+    }
+    log.info({ scanId, hosts: hosts.length, batches: batches.length, ports: template.ports.length }, 'scan planned')
+  }
+
+  /** Match each open port's CPE names; ports whose products the NVD could not supply stay unsettled. */
+  async function match (host: HostResult, template: Template, signal: AbortSignal): Promise<{ findings: NewFinding[], settled: number[], unchecked: string[] }> {
+    const open = host.ports.filter((p) => p.state === 'open')
+    const openSet = new Set(open.map((p) => p.port))
+    const filtered = new Set(host.ports.filter((p) => p.state === 'filtered').map((p) => p.port))
+    // A port found closed now has no service left, so its old findings are fixed.
+    const settled = template.ports.filter((p) => !openSet.has(p) && !filtered.has(p))
+    if (!template.nvd) return { findings: [], settled: [], unchecked: [] }
+    const products = open.flatMap((p) => p.service ? productsOf(p.service) : [])
+    const ensured = products.length > 0 ? await nvd.ensure(products, signal) : { failed: [] }
+    const failed = new Set(ensured.failed.map((p) => `${p.vendor}:${p.product}`))
+    const findings: NewFinding[] = []
+    const unchecked = new Set<string>()
+    for (const port of open) {
+      const service = port.service
+      if (!service || service.cpe.length === 0) continue
+      const missing = productsOf(service).filter((p) => failed.has(`${p.vendor}:${p.product}`))
+      if (missing.length > 0) {
+        for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
+        continue
+      }
+      const byCpe = new Map<string, CveMatch[]>()
+      for (const cpe of service.cpe) byCpe.set(cpe, await nvd.index.match(cpe))
+      findings.push(...findingsForPort(host.address, port, byCpe))
+      settled.push(port.port)
+    }
+    return { findings, settled, unchecked: [...unchecked] }
+  }
+
+  async function runBatch (scanId: string, batch: number, hosts: ExpandedHost[], jobSignal: AbortSignal): Promise<void> {
+    const scan = await store.getScan(scanId)
+    if (scan === null || isTerminal(scan.status)) return
+    const template = getTemplate(scan.template, scan.ports)
+    const ac = new AbortController()
+    const timeout = setTimeout(() => ac.abort(new PermanentScanError(`time limit of ${config.SCAN_TIMEOUT} s exceeded`)), config.SCAN_TIMEOUT * 1000)
+    const onJobAbort = (): void => ac.abort(jobSignal.reason)
+    jobSignal.addEventListener('abort', onJobAbort, { once: true })
+    // Cancellation is a state in the store, so it reaches this batch whichever API instance took it.
+    const poll = setInterval(() => {
+      store.getScan(scanId).then((s) => {
+        if (s === null || s.status === 'cancelled') ac.abort(new Error('cancelled'))
+      }, () => {})
+    }, cancelPollMs)
+
+    const summary: BatchSummary = { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [] }
+    const unchecked = new Set<string>()
+    let lastReport = 0
+    let writes = Promise.resolve()
+    const writeHost = async (host: HostResult): Promise<void> => {
+      if (host.up) summary.hostsUp++
+      else summary.hostsDown++
+      // Down hosts nobody has seen before are not worth a record; known ones are marked down.
+      if (!host.up && (await results.getHost(host.address)) === null) return
+      const m = await match(host, template, ac.signal)
+      for (const p of m.unchecked) unchecked.add(p)
+      summary.openPorts += host.ports.filter((p) => p.state === 'open').length
+      for (const f of m.findings) summary.findings[f.severity]++
+      await results.recordHost({ scanId, at: new Date().toISOString(), host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled })
+    }
+    try {
+      await scanHosts(hosts, {
+        template,
+        signal: ac.signal,
+        concurrency: config.SCAN_CONCURRENCY,
+        perHostConcurrency: config.SCAN_HOST_CONCURRENCY,
+        onProgress: (p) => {
+          const now = Date.now()
+          if (now - lastReport < PROGRESS_INTERVAL_MS) return
+          lastReport = now
+          store.reportBatchProgress(scanId, batch, { hostsDone: p.hostsDone, portsDone: p.portsDone }).catch(() => {})
+        },
+        onHost: (h) => { writes = writes.then(() => writeHost(h)) }
+      })
+      await writes
+    } catch (err) {
+      await writes.catch(() => {})
+      const reason: unknown = ac.signal.reason
+      if (ac.signal.aborted && reason instanceof PermanentScanError) throw reason
+      if (ac.signal.aborted && !jobSignal.aborted) return
+      throw err
+    } finally {
+      clearTimeout(timeout)
+      clearInterval(poll)
+      jobSignal.removeEventListener('abort', onJobAbort)
+    }
+    summary.uncheckedProducts = [...unchecked].sort()
+    await store.reportBatchProgress(scanId, batch, { hostsDone: hosts.length, portsDone: hosts.length * template.ports.length })
+    await finish(scanId, batch, summary)
+  }
+
+  async function finish (scanId: string, batch: number, summary: BatchSummary): Promise<void> {
+    const all = await store.finishBatch(scanId, batch, summary)
+    const scan = await store.getScan(scanId)
+    if (scan === null || scan.batches === undefined || all.length < scan.batches) return
+    const total = addSummaries(all, scan.summary?.excluded ?? [])
+    const errors = all.filter((b) => b.error !== undefined).map((b) => b.error)
+    const r = await store.updateScan(scanId, errors.length > 0
+      ? { status: 'failed', reason: errors.join('; '), summary: total, finishedAt: new Date().toISOString() }
+      : { status: 'completed', summary: total, finishedAt: new Date().toISOString() })
+    if (r?.applied === true) log.info({ scanId, status: r.scan.status, summary: total }, 'scan finished')
+  }
+
+  async function finalFailure (data: ScanJobData, reason: string): Promise<void> {
+    if (data.batch === undefined) return fail(data.scanId, reason)
+    // One batch lost: the others' results stand, and the scan ends failed once every batch is in.
+    await finish(data.scanId, data.batch, { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [], error: `batch ${data.batch}: ${reason}` })
+  }
+
+  return {
+    async handle (job, signal) {
+      const data = job.data
+      try {
+        if (data.batch === undefined) await plan(data.scanId)
+        else await runBatch(data.scanId, data.batch, data.hosts ?? [], signal)
+      } catch (err) {
+        const final = err instanceof PermanentScanError || job.attemptsMade + 1 >= deps.attempts
+        log.error({ scanId: data.scanId, batch: data.batch, attempt: job.attemptsMade + 1, err: { message: (err as Error).message } }, final ? 'scan job failed for good' : 'scan job failed, will retry')
+        if (!final) throw err
+        await finalFailure(data, (err as Error).message)
+      }
+    },
+    async onFinalFailure (_logicalId, data, reason) {
+      const d = data as ScanJobData
+      if (typeof d?.scanId === 'string') await finalFailure(d, reason)
+    }
+  }
+}
