@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { build, SERVICE_KEY } from '../helper'
 import { finding, write } from '../support/results'
+import { startFakeNvd } from '../support/fake-nvd'
 
 const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 
@@ -71,7 +72,9 @@ test('network errors exit 3 and name the URL', async (t) => {
 })
 
 test('against a live server', async (t) => {
-  const { app } = await build(t, 'memory')
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(() => nvd.close())
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
@@ -208,6 +211,48 @@ test('against a live server', async (t) => {
     const r = await cli(['host', '192.0.2.99'], env)
     t.equal(r.code, 3)
     t.match(r.stderr, /answered 404/)
+  })
+
+  t.test('scan --wait: follows the scan to the end, then a findings table; --fail-on judges this scan', async (t) => {
+    const r = await cli(['scan', '127.0.0.1', '--wait', '--id', 'cli-wait', '--priority', '5', '--timeout', '100'], env)
+    const findings = (await app.inject({ method: 'GET', url: '/vulnerability?host=127.0.0.1&limit=500', headers: { 'x-api-key': SERVICE_KEY } })).json<{ items: Array<{ cveId: string, severity: string, status: string, lastScanId: string }> }>().items
+    const fromScan = findings.filter((f) => f.lastScanId === 'cli-wait')
+    t.equal(r.code, 0, 'no --fail-on: exit 0 whatever was found')
+    t.match(r.stderr, /Scan cli-wait queued\.\n(scan cli-wait: queued\n)?(scan cli-wait: running\n)?scan cli-wait: completed\n/, 'state changes on stderr when it is not a terminal')
+    t.match(r.stdout, /^Scan cli-wait completed: 1 host up, \d+ open ports?\./)
+    for (const f of fromScan) t.match(r.stdout, f.cveId, `${f.cveId} is in the table`)
+    t.match(r.stdout, fromScan.length === 0 ? /No findings\./ : new RegExp(`${fromScan.length} findings?: `))
+
+    // The verdict follows from what the API holds for this scan, whichever daemons this machine runs.
+    const worst = Math.max(0, ...fromScan.map((f) => ['low', 'medium', 'high', 'critical'].indexOf(f.severity) + 1))
+    const levels = ['low', 'medium', 'high', 'critical']
+    if (worst > 0) {
+      const trip = await cli(['status', 'cli-wait', '--wait', '--fail-on', levels[worst - 1]], env)
+      t.equal(trip.code, 1, `--fail-on ${levels[worst - 1]}: the worst finding of the scan trips it`)
+      t.match(trip.stderr, new RegExp(`at or above ${levels[worst - 1]}: failing \\(exit 1\\)`))
+    }
+    if (worst < 4) {
+      const pass = await cli(['status', 'cli-wait', '--wait', '--fail-on', levels[worst]], env)
+      t.equal(pass.code, 0, `--fail-on ${levels[worst]}: nothing that severe, exit 0`)
+    }
+    const json = await cli(['status', 'cli-wait', '--wait', '--json'], env)
+    const out = JSON.parse(json.stdout) as { scan: { status: string, progress: { percent: number } }, findings: unknown[] }
+    t.equal(out.scan.status, 'completed')
+    t.equal(out.scan.progress.percent, 100)
+    t.equal(out.findings.length, fromScan.length, '--json: the scan and its findings')
+  })
+
+  t.test('a scan that is cancelled while waited for: exit 3 with the reason', async (t) => {
+    const waiting = cli(['scan', '127.0.0.1', '--template', 'full', '--priority', '1', '--id', 'cli-cancel', '--wait'], env)
+    let cancelled = false
+    for (let i = 0; i < 100 && !cancelled; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      cancelled = (await app.inject({ method: 'DELETE', url: '/app/scan/cli-cancel', headers: { 'x-api-key': SERVICE_KEY } })).statusCode === 200
+    }
+    t.ok(cancelled, 'cancelled through the API')
+    const r = await waiting
+    t.equal(r.code, 3)
+    t.match(r.stderr, /Scan cli-cancel cancelled: cancelled by the infrastructure key/)
   })
 
   t.test('scan without --wait prints the id and exits 0', async (t) => {
