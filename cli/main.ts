@@ -188,7 +188,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled'])
 async function follow (io: Io, client: VulnscanClient, baseUrl: string, id: string, timeoutSeconds: number | undefined, quiet: boolean): Promise<Scan> {
   const deadline = timeoutSeconds === undefined ? Infinity : Date.now() + timeoutSeconds * 1000
   const bar = !quiet && io.stderr.isTTY === true
-    ? new SingleBar({ stream: io.stderr, format: `${id} [{bar}] {percent}% | {status} | hosts {hostsDone}/{hostsTotal} | ports {portsDone}/{portsTotal}`, hideCursor: true, clearOnComplete: false }, Presets.shades_classic)
+    ? new SingleBar({ stream: io.stderr, format: `${id} [{bar}] {percentage}% | {status} | hosts {hostsDone}/{hostsTotal} | ports {portsDone}/{portsTotal}`, hideCursor: true, clearOnComplete: false }, Presets.shades_classic)
     : null
   let lastStatus = ''
   try {

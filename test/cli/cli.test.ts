@@ -2,6 +2,7 @@
 // and its exit status (0 ok, 1 findings at or above --fail-on, 2 usage error, 3 API or network error).
 import { test } from 'tap'
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { build, SERVICE_KEY } from '../helper'
@@ -234,6 +235,15 @@ test('against a live server', async (t) => {
     if (worst < 4) {
       const pass = await cli(['status', 'cli-wait', '--wait', '--fail-on', levels[worst]], env)
       t.equal(pass.code, 0, `--fail-on ${levels[worst]}: nothing that severe, exit 0`)
+    }
+    // On a terminal the wait shows a progress bar instead of state lines; `script` gives the child a pty.
+    if (existsSync('/usr/bin/script')) {
+      const tty = await new Promise<string>((resolve) => {
+        const command = [process.execPath, BIN, 'status', 'cli-wait', '--wait'].map((a) => `'${a}'`).join(' ')
+        execFile('/usr/bin/script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...env, NO_COLOR: '1' }, timeout: 60_000 }, (_err, stdout) => resolve(stdout))
+      })
+      t.match(tty, /cli-wait \[█+\] 100% \| completed \| hosts 1\/1 \| ports \d+\/\d+/, 'a progress bar on a terminal')
+      t.notMatch(tty, /scan cli-wait: completed/, 'and no state lines')
     }
     const json = await cli(['status', 'cli-wait', '--wait', '--json'], env)
     const out = JSON.parse(json.stdout) as { scan: { status: string, progress: { percent: number } }, findings: unknown[] }
