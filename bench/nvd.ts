@@ -4,7 +4,7 @@
 // The feed is SYNTHETIC: the real fixture records of test/fixtures/nvd/cves repeated under fresh
 // ids (CVE-9xxx-NNNNNN), so every product has thousands of CVEs sharing a few distinct criteria.
 //
-//   npx tsx bench/nvd.ts                 300,000 records, 100,000 matches per backend
+//   npx tsx --expose-gc --max-old-space-size=512 bench/nvd.ts    300,000 records, 100,000 matches per backend
 //   BENCH_RECORDS=20000 BENCH_MATCHES=10000 npx tsx bench/nvd.ts    a quicker run
 //
 // Redis: 127.0.0.1:6379 (REDIS_URL overrides); the benchmark writes under its own prefix and
@@ -18,7 +18,7 @@ import { createGzip } from 'node:zlib'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { importFeed } from '../lib/nvd/feed-import'
-import { createMemoryIndex, createRedisIndex, type LocalCveIndex } from '../lib/nvd/index'
+import { createMemoryIndex, createRedisIndex, type LocalCveIndex, type MemoryIndex } from '../lib/nvd/index'
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 300_000)
 const MATCHES = Number(process.env.BENCH_MATCHES ?? 100_000)
@@ -47,6 +47,20 @@ function sampleRss (): void {
 }
 const sampler = setInterval(sampleRss, 20)
 sampler.unref()
+
+/** Live memory after a full collection (when run with --expose-gc), which RSS alone does not show. */
+function live (): string {
+  if (typeof global.gc === 'function') global.gc()
+  const u = process.memoryUsage()
+  return `heap ${mb(u.heapUsed)} + buffers ${mb(u.external)}, RSS ${mb(u.rss)}${typeof global.gc === 'function' ? ' after GC' : ''}`
+}
+
+/** This process's CPU time over a phase: on a shared machine wall time says more about the neighbours. */
+function cpuNote (start: NodeJS.CpuUsage, wallSecs: number): string {
+  const u = process.cpuUsage(start)
+  const cpu = (u.user + u.system) / 1e6
+  return `process CPU ${cpu.toFixed(1)} s (${Math.round(100 * cpu / wallSecs)}% of the wall time; the load average was ${os.loadavg()[0].toFixed(1)})`
+}
 
 const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(0)} MB`
 const fmt = (n: number): string => Math.round(n).toLocaleString('en')
@@ -132,35 +146,51 @@ async function main (): Promise<void> {
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 3 })
   const prefix = `vulnscan-bench:${randomBytes(4).toString('hex')}:`
   const ridx = createRedisIndex({ redis, prefix })
+  // An interrupted run still removes its keys and files.
+  const onSignal = (): void => {
+    ridx.drop().catch(() => {}).finally(() => {
+      fs.rmSync(dir, { recursive: true, force: true })
+      process.exit(130)
+    })
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   try {
     console.log('\n[redis backend]')
     peakRss = 0
     sampleRss()
     t0 = Date.now()
+    let cpu0 = process.cpuUsage()
     const r = await importFeed(feed, ridx, { batchSize: 1000 })
     let secs = (Date.now() - t0) / 1000
     console.log(`  import: ${fmt(r.records)} records in ${secs.toFixed(1)} s = ${fmt(r.records / secs)} records/s, ` +
-      `skipped ${r.skipped}, peak RSS ${mb(peakRss)}`)
+      `skipped ${r.skipped}, peak RSS ${mb(peakRss)}; ${cpuNote(cpu0, secs)}`)
     const info = await redis.info('memory')
     console.log(`  redis used_memory after import: ${/used_memory_human:(\S+)/.exec(info)?.[1] ?? '?'}`)
     await benchMatches('redis', ridx)
 
     console.log('\n[memory backend persisted to a file]')
     const file = path.join(dir, 'index.ndjson.gz')
-    const midx = await createMemoryIndex({ filePath: file })
+    let midx: MemoryIndex | null = await createMemoryIndex({ filePath: file })
     if (typeof global.gc === 'function') global.gc()
     peakRss = 0
     sampleRss()
     t0 = Date.now()
+    cpu0 = process.cpuUsage()
     const m = await importFeed(feed, midx, { batchSize: 1000 })
     secs = (Date.now() - t0) / 1000
+    const memCpu = cpuNote(cpu0, secs)
     const t1 = Date.now()
     await midx.flush()
     const saveSecs = (Date.now() - t1) / 1000
     console.log(`  import: ${fmt(m.records)} records in ${secs.toFixed(1)} s = ${fmt(m.records / secs)} records/s, ` +
-      `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}`)
+      `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}; ${memCpu}`)
+    console.log(`  held in memory: ${live()}`)
     await benchMatches('memory', midx)
     await midx.close()
+    // Let the imported copy go before loading the file into a second one.
+    midx = null
+    if (typeof global.gc === 'function') global.gc()
     t0 = Date.now()
     const reopened = await createMemoryIndex({ filePath: file })
     console.log(`  load at open: ${((Date.now() - t0) / 1000).toFixed(1)} s, ${fmt((await reopened.stats()).cves)} CVEs`)

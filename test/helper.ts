@@ -73,6 +73,8 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     WORKER_ENABLED: false,
     NVD_INDEX_FILE: '',
     NVD_API_URL: 'http://127.0.0.1:1/rest/json',
+    // The fake NVD does not throttle unless a test asks it to; NVD's real 5 per 30 s would only slow tests.
+    NVD_RATE_LIMIT: 1000,
     ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})

@@ -2,7 +2,8 @@
 // import and later runs share it. Records are kept deflated (see record-codec); the product index
 // is kept grouped by distinct criterion.
 //
-// File format (gzip, one JSON document per line):
+// File format (one JSON document per line; gzip-compressed when the path ends in .gz, which
+// costs save time for little gain since the records are deflated already):
 //   {"format":"vulnscan-nvd-index","version":1,"meta":{...},"fetched":{"vendor:product":expiresAtMs}}
 //   {"p":"vendor:product","c":<criterion>,"ids":[...],"pf":[[id,[platform criteria]],...]}   one per group
 //   {"id":"CVE-...","lm":"<lastModified>","z":"<base64 deflated record JSON>"}              one per CVE
@@ -14,6 +15,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { createGunzip, createGzip } from 'node:zlib'
 import { once } from 'node:events'
+import { PassThrough } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import { compileTarget, criterionUses, productKeyOf, type CriterionUse, type MatchHit } from './matcher'
 import { ProductGroups, expandHits, type GroupHit } from './product-groups'
@@ -23,13 +25,46 @@ import type { CpeCriterion, CveMatch, CveRecord, IndexStats } from './types'
 
 const FORMAT = 'vulnscan-nvd-index'
 const FORMAT_VERSION = 1
+const SLAB_BYTES = 1 << 20
+
+/**
+ * Record blobs are copied into large slabs. Small Buffers would otherwise come from Node's
+ * shared 8 KB pool, and every long-lived blob would pin a whole pool slab with whatever
+ * short-lived data shared it: measured at more than twice the blobs' own size.
+ */
+class BlobArena {
+  private slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
+  private used = 0
+
+  store (src: Uint8Array): Buffer {
+    const n = src.length
+    if (n > SLAB_BYTES >> 4) {
+      const own = Buffer.allocUnsafeSlow(n)
+      own.set(src)
+      return own
+    }
+    if (this.used + n > this.slab.length) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
+      this.used = 0
+    }
+    const out = this.slab.subarray(this.used, this.used + n)
+    out.set(src)
+    this.used += n
+    return out
+  }
+}
 const DECODED_CACHE_MAX = 4096
 
 export interface MemoryIndexOptions {
   /** File to load at open and save to; without it the index lives only in memory. */
   filePath?: string
-  /** How long after the last change an automatic save happens (ms). Default 2000. */
+  /** Quiet time after the last change before an automatic save (ms). Default 2000. */
   saveDelayMs?: number
+  /**
+   * Longest a change waits for an automatic save while changes keep coming (ms), so a long
+   * import is not re-saved every few seconds (each save writes the whole index). Default 300000.
+   */
+  maxSaveDelayMs?: number
 }
 
 interface Stored {
@@ -63,7 +98,10 @@ export class MemoryIndex implements LocalCveIndex {
   private readonly meta = new Map<string, string>()
   private readonly fetched = new Map<string, number>()
   private readonly decoded = new Map<string, CveRecord>()
+  private readonly arena = new BlobArena()
   private dirty = false
+  /** When the oldest unsaved change happened (ms since epoch), 0 when none is pending. */
+  private dirtySince = 0
   private timer: NodeJS.Timeout | null = null
   private saving: Promise<void> = Promise.resolve()
   private closed = false
@@ -78,17 +116,17 @@ export class MemoryIndex implements LocalCveIndex {
     let stored = 0
     for (const r of newestPerId(records, compareModified)) {
       const prev = this.records.get(r.id)
+      if (prev !== undefined && compareModified(r.lastModified, prev.lm) < 0) continue
       const p = prepare(r)
       if (prev !== undefined) {
         const c = compareModified(r.lastModified, prev.lm)
-        if (c < 0) continue
         const oldJson = decodeJson(prev.blob)
         if (c === 0 && oldJson === p.json) continue
         const old = JSON.parse(oldJson) as CveRecord
         this.removeUses(r.id, old.rejected ? [] : criterionUses(old.configurations))
       }
       for (const u of p.uses) this.productFor(u.productKey).add(r.id, u)
-      this.records.set(r.id, { lm: r.lastModified, blob: encodeJson(p.json) })
+      this.records.set(r.id, { lm: r.lastModified, blob: this.arena.store(encodeJson(p.json)) })
       this.decoded.delete(r.id)
       stored++
     }
@@ -198,11 +236,17 @@ export class MemoryIndex implements LocalCveIndex {
 
   private markDirty (): void {
     this.dirty = true
-    if (this.opts.filePath === undefined || this.timer !== null || this.closed) return
+    if (this.opts.filePath === undefined || this.closed) return
+    const now = Date.now()
+    if (this.dirtySince === 0) this.dirtySince = now
+    // Debounced: every change pushes the save back, up to the maximum delay.
+    const deadline = this.dirtySince + (this.opts.maxSaveDelayMs ?? 300_000)
+    const delay = Math.max(0, Math.min(this.opts.saveDelayMs ?? 2000, deadline - now))
+    if (this.timer !== null) clearTimeout(this.timer)
     this.timer = setTimeout(() => {
       this.timer = null
       this.flush().catch(() => { this.dirty = true })
-    }, this.opts.saveDelayMs ?? 2000)
+    }, delay)
     this.timer.unref()
   }
 
@@ -215,7 +259,17 @@ export class MemoryIndex implements LocalCveIndex {
     } catch {
       return
     }
-    const rl = readline.createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity })
+    const head = Buffer.alloc(2)
+    const fh = await fsp.open(file, 'r')
+    try {
+      await fh.read(head, 0, 2, 0)
+    } finally {
+      await fh.close()
+    }
+    const raw = createReadStream(file, { highWaterMark: 1 << 20 })
+    const input = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(createGunzip()) : raw
+    raw.on('error', (err) => input.destroy(err))
+    const rl = readline.createInterface({ input, crlfDelay: Infinity })
     let header: Header | null = null
     let lineNo = 0
     for await (const line of rl) {
@@ -236,7 +290,7 @@ export class MemoryIndex implements LocalCveIndex {
         for (const id of doc.ids) pg.add(id, { criterion: doc.c, productKey: doc.p })
         for (const [id, req] of doc.pf ?? []) pg.add(id, { criterion: doc.c, productKey: doc.p, requiresPlatform: req })
       } else if ('id' in doc) {
-        this.records.set(doc.id, { lm: doc.lm, blob: Buffer.from(doc.z, 'base64') })
+        this.records.set(doc.id, { lm: doc.lm, blob: this.arena.store(Buffer.from(doc.z, 'base64')) })
       } else {
         throw new Error(`${file}: unexpected line ${lineNo}`)
       }
@@ -248,6 +302,7 @@ export class MemoryIndex implements LocalCveIndex {
     const file = this.opts.filePath
     if (file === undefined) return
     this.dirty = false
+    this.dirtySince = 0
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
     const header: Header = {
       format: FORMAT,
@@ -268,8 +323,8 @@ export class MemoryIndex implements LocalCveIndex {
     const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
     try {
       const out = createWriteStream(tmp)
-      const gz = createGzip({ level: 1 })
-      gz.pipe(out)
+      const gz: NodeJS.WritableStream = file.endsWith('.gz') ? createGzip({ level: 1 }) : new PassThrough()
+      ;(gz as unknown as NodeJS.ReadableStream).pipe(out)
       // Lines are gathered into large writes: one zlib call per line would dominate the save.
       let pending = ''
       const write = async (line: string): Promise<void> => {
@@ -296,6 +351,7 @@ export class MemoryIndex implements LocalCveIndex {
       await fsp.rename(tmp, file)
     } catch (err) {
       this.dirty = true
+      if (this.dirtySince === 0) this.dirtySince = Date.now()
       await fsp.rm(tmp, { force: true })
       throw err
     }

@@ -167,8 +167,19 @@ export class RedisIndex implements LocalCveIndex {
       existing.forEach((id, i) => oldBlobs.set(id, blobs[i]))
     }
     const plan: WritePlan = { ops: [], emptied: new Set(), stored: 0 }
+    // Writes are gathered per key so a batch is a few hundred commands, not tens of thousands.
     const touched = new Set<string>()
-    const newDefs = new Set<string>()
+    const productSets = new Map<string, string[]>()
+    const productDels = new Map<string, string[]>()
+    const crits = new Map<string, string>()
+    const plats = new Map<string, string>()
+    const cves: Array<string | Buffer> = []
+    const lms: string[] = []
+    const push = (m: Map<string, string[]>, key: string, ...v: string[]): void => {
+      const list = m.get(key)
+      if (list === undefined) m.set(key, v)
+      else list.push(...v)
+    }
     for (const { p } of candidates) {
       const id = p.record.id
       const oldBlob = oldBlobs.get(id)
@@ -184,32 +195,31 @@ export class RedisIndex implements LocalCveIndex {
       for (const key of oldUses.keys()) {
         touched.add(key)
         if (!newUses.has(key)) {
-          plan.ops.push((tx) => tx.hdel(this.k('product:' + key), id))
+          push(productDels, key, id)
           plan.emptied.add(key)
         }
       }
       for (const [key, list] of newUses) {
         // Every product of a changed record gets a new generation, so caches drop the old record too.
         touched.add(key)
-        for (const [critId, c] of list.crits) {
-          if (newDefs.has('c' + critId)) continue
-          newDefs.add('c' + critId)
-          plan.ops.push((tx) => tx.hset(this.k('crit'), critId, JSON.stringify(c)))
-        }
-        for (const [platId, req] of list.plats) {
-          if (newDefs.has('p' + platId)) continue
-          newDefs.add('p' + platId)
-          plan.ops.push((tx) => tx.hset(this.k('plat'), platId, JSON.stringify(req)))
-        }
+        for (const [critId, c] of list.crits) if (!crits.has(critId)) crits.set(critId, JSON.stringify(c))
+        for (const [platId, req] of list.plats) if (!plats.has(platId)) plats.set(platId, JSON.stringify(req))
         const prev = oldUses.get(key)
         if (prev !== undefined && prev.value === list.value) continue
-        const value = list.value
-        plan.ops.push((tx) => tx.hset(this.k('product:' + key), id, value).sadd(this.k('products'), key))
+        push(productSets, key, id, list.value)
       }
-      const blob = encodeJson(p.json)
-      const lm = p.record.lastModified
-      plan.ops.push((tx) => tx.set(this.k('cve:' + id), blob).hset(this.k('lm'), id, lm))
+      cves.push(this.k('cve:' + id), encodeJson(p.json))
+      lms.push(id, p.record.lastModified)
       plan.stored++
+    }
+    if (crits.size > 0) plan.ops.push((tx) => tx.hset(this.k('crit'), ...[...crits].flat()))
+    if (plats.size > 0) plan.ops.push((tx) => tx.hset(this.k('plat'), ...[...plats].flat()))
+    for (const [key, ids] of productDels) plan.ops.push((tx) => tx.hdel(this.k('product:' + key), ...ids))
+    for (const [key, fv] of productSets) plan.ops.push((tx) => tx.hset(this.k('product:' + key), ...fv))
+    if (productSets.size > 0) plan.ops.push((tx) => tx.sadd(this.k('products'), ...productSets.keys()))
+    if (cves.length > 0) {
+      plan.ops.push((tx) => tx.mset(...cves))
+      plan.ops.push((tx) => tx.hset(this.k('lm'), ...lms))
     }
     for (const key of touched) plan.ops.push((tx) => tx.hincrby(this.k('pgen'), key, 1))
     return plan

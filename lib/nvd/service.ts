@@ -32,10 +32,16 @@ export async function createNvdService (opts: NvdServiceOptions): Promise<NvdSer
     prefix: opts.prefix + ':',
     ...(opts.redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
   })
+  // A scan waits on this client: an NVD outage must cost seconds, not the minutes of retries a sync can afford.
   const client = createNvdClient({
     baseUrl: opts.apiUrl,
     apiKey: opts.apiKey,
     requestsPerWindow: opts.requestsPerWindow,
+    maxRetries: 1,
+    retryBaseMs: 500,
+    retryMaxMs: 2000,
+    maxRetryAfterMs: 10_000,
+    timeoutMs: 20_000,
     logger: opts.logger
   })
   return {

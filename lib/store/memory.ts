@@ -10,6 +10,7 @@ export class MemoryStore implements Store {
   protected keys = new Map<string, ApiKeyRecord>()
   protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
   protected batchDone = new Map<string, Map<number, BatchSummary>>()
+  protected pending = new Map<string, Set<string>>()
 
   async ping (): Promise<void> {}
   async close (): Promise<void> {}
@@ -73,6 +74,25 @@ export class MemoryStore implements Store {
       if (s && (opts.status === undefined || s.status === opts.status)) all.push(s)
     }
     return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => this.view(s)), total: all.length }
+  }
+
+  async addPendingProducts (entries: { product: string, address: string }[]): Promise<void> {
+    for (const { product, address } of entries) {
+      let set = this.pending.get(product)
+      if (!set) this.pending.set(product, set = new Set())
+      set.add(address)
+    }
+  }
+
+  async pendingProducts (): Promise<Map<string, string[]>> {
+    return new Map([...this.pending].map(([p, a]) => [p, [...a].sort()]))
+  }
+
+  async clearPendingProduct (product: string, addresses: string[]): Promise<void> {
+    const set = this.pending.get(product)
+    if (!set) return
+    for (const a of addresses) set.delete(a)
+    if (set.size === 0) this.pending.delete(product)
   }
 
   async createApiKey (key: ApiKeyRecord): Promise<void> {

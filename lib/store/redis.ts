@@ -157,6 +157,31 @@ export class RedisStore implements Store {
     return all.map((v) => JSON.parse(v) as BatchSummary)
   }
 
+  async addPendingProducts (entries: { product: string, address: string }[]): Promise<void> {
+    if (entries.length === 0) return
+    const m = this.redis.multi()
+    for (const { product, address } of entries) {
+      m.sadd(this.key('nvd-pending'), product).sadd(this.key('nvd-pending', product), address)
+    }
+    await m.exec()
+  }
+
+  async pendingProducts (): Promise<Map<string, string[]>> {
+    const products = await this.redis.smembers(this.key('nvd-pending'))
+    const out = new Map<string, string[]>()
+    for (const p of products) {
+      const addresses = await this.redis.smembers(this.key('nvd-pending', p))
+      if (addresses.length > 0) out.set(p, addresses.sort())
+    }
+    return out
+  }
+
+  async clearPendingProduct (product: string, addresses: string[]): Promise<void> {
+    if (addresses.length > 0) await this.redis.srem(this.key('nvd-pending', product), ...addresses)
+    // Drop the product once no address waits on it; a concurrent add re-adds it.
+    if (await this.redis.scard(this.key('nvd-pending', product)) === 0) await this.redis.srem(this.key('nvd-pending'), product)
+  }
+
   async createApiKey (key: ApiKeyRecord): Promise<void> {
     const m = this.redis.multi()
       .set(this.key('apikey', key.hash), JSON.stringify(key))

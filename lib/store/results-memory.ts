@@ -2,21 +2,88 @@
 import type { HostRecord, Page } from './types'
 import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
 import {
-  compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostMatches,
-  hostSortValue, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
+  compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
+  hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
 } from './results-merge'
 
+interface HostEntry {
+  record: HostRecord
+  json: string
+  /** Sort values, computed once per write rather than once per comparison. */
+  keys: Record<NonNullable<HostQuery['sort']>, number | string>
+  text: string
+  ports: Set<number>
+  services: Set<string>
+  products: Set<string>
+}
+
+function hostMatches (h: HostEntry, q: HostQuery): boolean {
+  if (q.q !== undefined && !h.text.includes(q.q.toLowerCase())) return false
+  if (q.port !== undefined && !h.ports.has(q.port)) return false
+  if (q.service !== undefined && !h.services.has(q.service.toLowerCase())) return false
+  if (q.product !== undefined && !h.products.has(q.product.toLowerCase())) return false
+  if (q.minSeverity !== undefined && (h.keys.severity as number) < SEVERITY_RANK[q.minSeverity]) return false
+  if (q.hasFindings !== undefined && (h.record.findingsCount > 0) !== q.hasFindings) return false
+  return true
+}
+
 export class MemoryResultsStore implements ResultsStore {
-  private readonly hosts = new Map<string, { record: HostRecord, json: string }>()
+  private readonly hosts = new Map<string, HostEntry>()
   private readonly findings = new Map<string, FindingRecord>()
   private readonly byHost = new Map<string, Set<string>>()
+  // Sorted (ascending) views, rebuilt on the first read after a write: reads far outnumber writes.
+  private hostViews = new Map<string, HostEntry[]>()
+  private findingViews = new Map<string, FindingRecord[]>()
+
+  private hostView (sort: NonNullable<HostQuery['sort']>): HostEntry[] {
+    let view = this.hostViews.get(sort)
+    if (view === undefined) {
+      view = [...this.hosts.values()].sort(compareBy((h) => h.keys[sort], (h) => h.record.address, 'asc'))
+      this.hostViews.set(sort, view)
+    }
+    return view
+  }
+
+  private findingView (sort: NonNullable<FindingQuery['sort']>): FindingRecord[] {
+    let view = this.findingViews.get(sort)
+    if (view === undefined) {
+      const keyed = [...this.findings.values()].map((f) => ({ f, k: findingSortValue(f, sort) }))
+      view = keyed.sort(compareBy((x) => x.k, (x) => x.f.id, 'asc')).map((x) => x.f)
+      this.findingViews.set(sort, view)
+    }
+    return view
+  }
+
+  private revision = 0
+
+  private changed (): void {
+    this.revision++
+    this.hostViews = new Map()
+    this.findingViews = new Map()
+  }
 
   private hostFindings (address: string): FindingRecord[] {
     return [...(this.byHost.get(address) ?? [])].map((id) => this.findings.get(id)).filter((f): f is FindingRecord => f !== undefined)
   }
 
   private putHost (host: HostRecord): void {
-    this.hosts.set(host.address, { record: host, json: JSON.stringify(host) })
+    const keys = {
+      lastSeen: hostSortValue(host, 'lastSeen'),
+      address: hostSortValue(host, 'address'),
+      findings: hostSortValue(host, 'findings'),
+      severity: hostSortValue(host, 'severity')
+    }
+    const facets = hostFacets(host)
+    this.hosts.set(host.address, {
+      record: host,
+      json: JSON.stringify(host),
+      keys,
+      text: hostSearchText(host),
+      ports: new Set(facets.ports),
+      services: new Set(facets.services),
+      products: new Set(facets.products)
+    })
+    this.changed()
   }
 
   // Everything below runs synchronously between awaits, so each call is atomic like the Redis backend's scripts.
@@ -31,16 +98,22 @@ export class MemoryResultsStore implements ResultsStore {
     }
     this.byHost.set(address, ids)
     this.putHost(merged.host)
+    this.changed()
     return merged.counts
   }
 
   async listHostsJson (query: HostQuery): Promise<Page<string>> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
-    const all = [...this.hosts.values()]
-      .filter((h) => hostMatches(h.record, query))
-      .sort(compareBy((h) => hostSortValue(h.record, sort), (h) => h.record.address, order))
-    return { items: all.slice(query.offset, query.offset + query.limit).map((h) => h.json), total: all.length }
+    const view = this.hostView(sort)
+    const filtered = query.q !== undefined || query.port !== undefined || query.service !== undefined || query.product !== undefined ||
+      query.minSeverity !== undefined || query.hasFindings !== undefined
+    const all = filtered ? view.filter((h) => hostMatches(h, query)) : view
+    return { items: slice(all, order, query.offset, query.limit).map((h) => h.json), total: all.length }
+  }
+
+  async hostsRevision (): Promise<string> {
+    return String(this.revision)
   }
 
   async getHost (address: string): Promise<HostRecord | null> {
@@ -54,6 +127,7 @@ export class MemoryResultsStore implements ResultsStore {
     for (const id of this.byHost.get(key) ?? []) this.findings.delete(id)
     this.byHost.delete(key)
     this.hosts.delete(key)
+    this.changed()
     return true
   }
 
@@ -61,9 +135,10 @@ export class MemoryResultsStore implements ResultsStore {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
-    const source = q.host !== undefined ? this.hostFindings(q.host) : [...this.findings.values()]
-    const all = source.filter((f) => findingMatches(f, q)).sort(compareBy((f) => findingSortValue(f, sort), (f) => f.id, order))
-    return { items: all.slice(query.offset, query.offset + query.limit).map((f) => structuredClone(f)), total: all.length }
+    const all = q.host !== undefined
+      ? this.hostFindings(q.host).filter((f) => findingMatches(f, q)).sort(compareBy((f) => findingSortValue(f, sort), (f) => f.id, 'asc'))
+      : this.findingView(sort).filter((f) => findingMatches(f, q))
+    return { items: slice(all, order, query.offset, query.limit).map((f) => structuredClone(f)), total: all.length }
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {
@@ -76,6 +151,7 @@ export class MemoryResultsStore implements ResultsStore {
     if (f === undefined) return null
     const decided = decide(f, status, comment, by, new Date().toISOString())
     this.findings.set(id, decided)
+    this.changed()
     const host = this.hosts.get(f.address)
     if (host) this.putHost({ ...host.record, ...hostTallies(this.hostFindings(f.address)) })
     return structuredClone(decided)
@@ -87,4 +163,11 @@ export class MemoryResultsStore implements ResultsStore {
     for (const f of this.findings.values()) if (f.cveId === id && isStanding(f.status)) out.add(f.address)
     return sortAddresses([...out])
   }
+}
+
+/** One page of an ascending list, read in either direction (desc is the exact reverse of asc). */
+function slice<T> (ascending: T[], order: 'asc' | 'desc', offset: number, limit: number): T[] {
+  if (order === 'asc') return ascending.slice(offset, offset + limit)
+  const end = Math.max(0, ascending.length - offset)
+  return ascending.slice(Math.max(0, end - limit), end).reverse()
 }

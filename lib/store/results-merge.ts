@@ -294,19 +294,6 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
   }
 }
 
-export function hostMatches (h: HostRecord, q: HostQuery): boolean {
-  if (q.q !== undefined && !hostSearchText(h).includes(q.q.toLowerCase())) return false
-  if (q.port !== undefined || q.service !== undefined || q.product !== undefined) {
-    const facets = hostFacets(h)
-    if (q.port !== undefined && !facets.ports.includes(q.port)) return false
-    if (q.service !== undefined && !facets.services.includes(q.service.toLowerCase())) return false
-    if (q.product !== undefined && !facets.products.includes(q.product.toLowerCase())) return false
-  }
-  if (q.minSeverity !== undefined && severityScore(h.maxSeverity) < SEVERITY_RANK[q.minSeverity]) return false
-  if (q.hasFindings !== undefined && (h.findingsCount > 0) !== q.hasFindings) return false
-  return true
-}
-
 export function findingMatches (f: FindingRecord, q: FindingQuery): boolean {
   if (q.severity !== undefined && f.severity !== q.severity) return false
   if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false

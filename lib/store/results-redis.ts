@@ -27,66 +27,72 @@ if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) else redis.call('INCR', KEYS[1
 return 1
 `
 
-// One round trip for any page. Unfiltered: a slice of the sort index. Filtered by sets: their intersection,
-// checked against the other filters and ordered through a scratch sorted set (so ties order exactly as in the
-// index), deleted before the script returns. Other filters: a walk of the sort index.
+// One round trip for any page. Unfiltered: a slice of the sort index. Filtered: the filters become sorted sets
+// intersected with the sort index inside Redis (sets as they are, score ranges through ZRANGESTORE, exclusions
+// through ZDIFFSTORE), so scores and tie order are the index's own; only a text filter walks the matches.
+// Address order is lexical, so for it the matches are re-keyed into a scratch set. Scratch keys are deleted
+// before the script returns.
 const QUERY_LUA = `
 local s = cjson.decode(ARGV[1])
-local function strip (m)
-  if s.lex then return string.sub(m, string.find(m, '|', 1, true) + 1) end
-  return m
-end
-local function ok (m)
-  for _, k in ipairs(s.notSets) do
-    if redis.call('SISMEMBER', k, m) == 1 then return false end
-  end
-  for _, r in ipairs(s.ranges) do
-    local v = redis.call('ZSCORE', r[1], m)
-    if not v then return false end
-    v = tonumber(v)
-    if v < r[2] or v > r[3] then return false end
-  end
-  if s.text then
-    local t = redis.call('HGET', s.text[1], m)
-    if not t or not string.find(t, s.text[2], 1, true) then return false end
-  end
-  return true
-end
 local range = s.desc and 'ZREVRANGE' or 'ZRANGE'
 local first = s.offset
 local last = s.offset + s.limit - 1
 local page = {}
 local total = 0
+local scratch = {}
+local function tmp (name)
+  local k = s.tmp .. ':' .. name
+  scratch[#scratch + 1] = k
+  return k
+end
+local function strip (list)
+  for i, m in ipairs(list) do list[i] = string.sub(m, string.find(m, '|', 1, true) + 1) end
+  return list
+end
 if #s.sets == 0 and #s.notSets == 0 and #s.ranges == 0 and not s.text then
   total = redis.call('ZCARD', s.sort)
-  for _, m in ipairs(redis.call(range, s.sort, first, last)) do page[#page + 1] = strip(m) end
-elseif #s.sets == 0 then
-  for _, raw in ipairs(redis.call(range, s.sort, 0, -1)) do
-    local m = strip(raw)
-    if ok(m) then
-      if total >= first and total <= last then page[#page + 1] = m end
-      total = total + 1
-    end
-  end
+  page = redis.call(range, s.sort, first, last)
+  if s.lex then strip(page) end
 else
-  local cands
-  if #s.sets == 1 then cands = redis.call('SMEMBERS', s.sets[1]) else cands = redis.call('SINTER', unpack(s.sets)) end
-  redis.call('DEL', s.tmp)
-  for _, m in ipairs(cands) do
-    if ok(m) then
-      if s.lex then
-        redis.call('ZADD', s.tmp, 0, (redis.call('HGET', s.lexHash, m) or '') .. '|' .. m)
-      else
-        redis.call('ZADD', s.tmp, redis.call('ZSCORE', s.sort, m) or '0', m)
-      end
+  local matches = tmp('matches')
+  local args = { matches, 1 + #s.sets + #s.ranges, s.byMember }
+  local weights = { 'WEIGHTS', 1 }
+  for _, k in ipairs(s.sets) do
+    args[#args + 1] = k
+    weights[#weights + 1] = 0
+  end
+  for i, r in ipairs(s.ranges) do
+    local k = tmp('range' .. i)
+    redis.call('ZRANGESTORE', k, r[1], r[2], r[3], 'BYSCORE')
+    args[#args + 1] = k
+    weights[#weights + 1] = 0
+  end
+  for _, w in ipairs(weights) do args[#args + 1] = w end
+  redis.call('ZINTERSTORE', unpack(args))
+  for _, k in ipairs(s.notSets) do redis.call('ZDIFFSTORE', matches, 2, matches, k) end
+  if s.text then
+    for _, m in ipairs(redis.call('ZRANGE', matches, 0, -1)) do
+      local t = redis.call('HGET', s.text[1], m)
+      if not t or not string.find(t, s.text[2], 1, true) then redis.call('ZREM', matches, m) end
     end
   end
-  total = redis.call('ZCARD', s.tmp)
-  for _, m in ipairs(redis.call(range, s.tmp, first, last)) do page[#page + 1] = strip(m) end
-  redis.call('DEL', s.tmp)
+  local ordered = matches
+  if s.lex then
+    ordered = tmp('ordered')
+    for _, m in ipairs(redis.call('ZRANGE', matches, 0, -1)) do
+      redis.call('ZADD', ordered, 0, (redis.call('HGET', s.lexHash, m) or '') .. '|' .. m)
+    end
+  end
+  total = redis.call('ZCARD', ordered)
+  page = redis.call(range, ordered, first, last)
+  if s.lex then strip(page) end
+  redis.call('DEL', unpack(scratch))
 end
 local out = { total }
-for i, m in ipairs(page) do out[i + 1] = redis.call('GET', s.rec .. m) or false end
+if #page > 0 then
+  for i, m in ipairs(page) do page[i] = s.rec .. m end
+  for i, j in ipairs(redis.call('MGET', unpack(page))) do out[i + 1] = j end
+end
 return out
 `
 
@@ -98,6 +104,8 @@ type RedisWithResults = Redis & {
 
 interface QuerySpec {
   sort: string
+  /** A sorted set whose members are the record ids (the sort index itself unless that one is lexical). */
+  byMember: string
   lex: boolean
   lexHash?: string
   desc: boolean
@@ -107,11 +115,9 @@ interface QuerySpec {
   tmp: string
   sets: string[]
   notSets: string[]
-  ranges: [string, number, number][]
+  ranges: [string, string, string][]
   text: [string, string] | false
 }
-
-const UNBOUNDED = 1e300
 const MAX_ATTEMPTS = 50
 
 type Op = string[]
@@ -168,7 +174,8 @@ export class RedisResultsStore implements ResultsStore {
         ['ZREM', this.key('hosts', 'by-severity'), address],
         ['ZREM', this.key('hosts', 'by-address'), sortKey],
         ['HDEL', this.key('hosts', 'text'), address],
-        ['HDEL', this.key('hosts', 'addr-key'), address])
+        ['HDEL', this.key('hosts', 'addr-key'), address],
+        ['INCR', this.key('hosts', 'rev')])
       return ops
     }
     ops.push(
@@ -178,7 +185,8 @@ export class RedisResultsStore implements ResultsStore {
       ['ZADD', this.key('hosts', 'by-severity'), String(severityScore(next.maxSeverity)), address],
       ['ZADD', this.key('hosts', 'by-address'), '0', sortKey],
       ['HSET', this.key('hosts', 'text'), address, hostSearchText(next)],
-      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)])
+      ['HSET', this.key('hosts', 'addr-key'), address, addressSortKey(address)],
+      ['INCR', this.key('hosts', 'rev')])
     return ops
   }
 
@@ -249,12 +257,13 @@ export class RedisResultsStore implements ResultsStore {
     if (query.port !== undefined) sets.push(this.key('hosts', 'port', query.port))
     if (query.service !== undefined) sets.push(this.key('hosts', 'service', query.service.toLowerCase()))
     if (query.product !== undefined) sets.push(this.key('hosts', 'product', query.product.toLowerCase()))
-    const ranges: [string, number, number][] = []
-    if (query.minSeverity !== undefined) ranges.push([this.key('hosts', 'by-severity'), SEVERITY_RANK[query.minSeverity], UNBOUNDED])
-    if (query.hasFindings !== undefined) ranges.push([this.key('hosts', 'by-findings'), query.hasFindings ? 1 : -UNBOUNDED, query.hasFindings ? UNBOUNDED : 0])
+    const ranges: [string, string, string][] = []
+    if (query.minSeverity !== undefined) ranges.push([this.key('hosts', 'by-severity'), String(SEVERITY_RANK[query.minSeverity]), '+inf'])
+    if (query.hasFindings !== undefined) ranges.push([this.key('hosts', 'by-findings'), query.hasFindings ? '1' : '-inf', query.hasFindings ? '+inf' : '0'])
     const sortKeys = { lastSeen: 'hosts', address: 'hosts:by-address', findings: 'hosts:by-findings', severity: 'hosts:by-severity' }
     return await this.query({
       sort: this.key(sortKeys[sort]),
+      byMember: this.key(sort === 'address' ? 'hosts' : sortKeys[sort]),
       lex: sort === 'address',
       lexHash: this.key('hosts', 'addr-key'),
       desc: order === 'desc',
@@ -266,6 +275,10 @@ export class RedisResultsStore implements ResultsStore {
       ranges,
       text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
     })
+  }
+
+  async hostsRevision (): Promise<string> {
+    return (await this.redis.get(this.key('hosts', 'rev'))) ?? '0'
   }
 
   async getHost (address: string): Promise<HostRecord | null> {
@@ -298,10 +311,11 @@ export class RedisResultsStore implements ResultsStore {
     if (query.confidence !== undefined) sets.push(this.key('findings', 'confidence', query.confidence))
     if (query.kev === true) sets.push(this.key('findings', 'kev'))
     if (query.kev === false) notSets.push(this.key('findings', 'kev'))
-    const ranges: [string, number, number][] = []
-    if (query.minCvss !== undefined) ranges.push([this.key('findings', 'by-cvss'), query.minCvss, UNBOUNDED])
+    const ranges: [string, string, string][] = []
+    if (query.minCvss !== undefined) ranges.push([this.key('findings', 'by-cvss'), String(query.minCvss), '+inf'])
     const page = await this.query({
       sort: this.key('findings', `by-${sort}`),
+      byMember: this.key('findings', `by-${sort}`),
       lex: false,
       desc: order === 'desc',
       offset: query.offset,

@@ -100,12 +100,14 @@ export interface ResultsStore {
   recordHost(write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }>
   listHostsJson(query: HostQuery): Promise<Page<string>>
   getHost(address: string): Promise<HostRecord | null>
+  /** Changes whenever any host is written or deleted, in every process: lets readers cache host pages. */
+  hostsRevision(): Promise<string>
   /** Delete the host and its findings; false when unknown. */
   deleteHost(address: string): Promise<boolean>
   listFindings(query: FindingQuery): Promise<Page<FindingRecord>>
   getFinding(id: string): Promise<FindingRecord | null>
   /** A user's decision, kept by later scans. */
   decideFinding(id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null>
-  /** Addresses with a finding for the CVE. */
+  /** Addresses with a standing finding (neither fixed nor false positive) for the CVE, in address order. */
   hostsForCve(cveId: string): Promise<string[]>
 }

@@ -127,6 +127,13 @@ export interface Store {
   /** Record a batch as finished (once; a second call changes nothing) and return every finished batch's summary. */
   finishBatch(id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]>
 
+  /** Remember hosts whose vendor:product could not be checked against the NVD, to match them later. */
+  addPendingProducts(entries: { product: string, address: string }[]): Promise<void>
+  /** vendor:product → addresses still waiting for a match. */
+  pendingProducts(): Promise<Map<string, string[]>>
+  /** Forget addresses once their product was matched. */
+  clearPendingProduct(product: string, addresses: string[]): Promise<void>
+
   createApiKey(key: ApiKeyRecord): Promise<void>
   /** The key whose SHA-256 hash is given, or null (also for an expired key). */
   findApiKey(hash: string): Promise<ApiKeyRecord | null>

@@ -10,6 +10,7 @@ import type { CveMatch } from '../nvd/types'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
 import { isTerminal, type BatchSummary, type Store } from '../store/types'
+import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { findingsForPort, productsOf } from './findings'
 
@@ -134,7 +135,50 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       findings.push(...findingsForPort(host.address, port, byCpe))
       settled.push(port.port)
     }
+    if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
     return { findings, settled, unchecked: [...unchecked] }
+  }
+
+  /**
+   * Products a scan could not check (the NVD was unreachable) are matched once the index can supply
+   * them: the hosts' stored services are matched again and their findings written, as of when they
+   * were seen.
+   */
+  async function rematchPending (signal: AbortSignal): Promise<void> {
+    const pending = await store.pendingProducts()
+    if (pending.size === 0) return
+    const refs = [...pending.keys()].map((k) => ({ vendor: k.slice(0, k.indexOf(':')), product: k.slice(k.indexOf(':') + 1) }))
+    const ensured = await nvd.ensure(refs, signal)
+    const failed = new Set(ensured.failed.map((p) => `${p.vendor}:${p.product}`))
+    for (const [key, addresses] of pending) {
+      if (failed.has(key)) continue
+      for (const address of addresses) {
+        const stored = await results.getHost(address)
+        if (stored !== null) {
+          const host = hostRecordToResult(stored)
+          const ports = host.ports.filter((p) => p.state === 'open' && p.service !== undefined &&
+            productsOf(p.service).some((x) => `${x.vendor}:${x.product}` === key))
+          const findings: NewFinding[] = []
+          for (const port of ports) {
+            const byCpe = new Map<string, CveMatch[]>()
+            for (const cpe of port.service!.cpe) byCpe.set(cpe, await nvd.index.match(cpe))
+            findings.push(...findingsForPort(address, port, byCpe))
+          }
+          await results.recordHost({ scanId: stored.lastScanId, at: stored.lastSeen, host, scannedPorts: [], findings, settledPorts: ports.map((p) => p.port) })
+          log.info({ address, product: key, findings: findings.length }, 'matched a product the NVD could not supply before')
+        }
+        await store.clearPendingProduct(key, [address])
+      }
+    }
+  }
+
+  let rematching: Promise<void> | null = null
+  /** One re-match at a time per process; callers share the one in flight. */
+  function rematchOnce (signal: AbortSignal): Promise<void> {
+    rematching ??= rematchPending(signal)
+      .catch((err) => log.warn({ err: { message: (err as Error).message } }, 're-matching pending products failed'))
+      .finally(() => { rematching = null })
+    return rematching
   }
 
   async function runBatch (scanId: string, batch: number, hosts: ExpandedHost[], jobSignal: AbortSignal): Promise<void> {
@@ -196,6 +240,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     summary.uncheckedProducts = [...unchecked].sort()
     await store.reportBatchProgress(scanId, batch, { hostsDone: hosts.length, portsDone: hosts.length * template.ports.length })
     await finish(scanId, batch, summary)
+    await rematchOnce(jobSignal)
   }
 
   async function finish (scanId: string, batch: number, summary: BatchSummary): Promise<void> {

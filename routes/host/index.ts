@@ -4,8 +4,19 @@ import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchem
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { addressParam } from '../../lib/store/results-merge'
+import { RevisionCache } from '../../lib/revision-cache'
+import type { HostRecord } from '../../lib/store/types'
+
+/** A host as lists show it: everything but the banners, which only GET /host/{address} carries. */
+function listView (json: string): string {
+  const host = JSON.parse(json) as HostRecord
+  return JSON.stringify({ ...host, ports: host.ports.map(({ banner: _banner, ...port }) => port) })
+}
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Host pages change only when a scan writes hosts, and are read far more often than that.
+  const pages = new RevisionCache()
+
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
     schema: {
@@ -13,18 +24,25 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['hosts'],
       summary: 'List hosts',
       description: 'Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); ' +
-        'by default the most recently seen first.',
+        'by default the most recently seen first. Ports in the list carry no banner: GET /host/{address} has them.',
       querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
     const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
-    const page = await fastify.results.listHostsJson({ limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order })
-    // Hosts are stored as the JSON of records the store builds field by field, so they are sent as they are,
-    // without a parse and re-serialize per request.
-    return reply.type('application/json; charset=utf-8')
-      .send(`{"items":[${page.items.join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}` as never)
+    const query = { limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order }
+    const key = JSON.stringify(query)
+    const revision = await fastify.results.hostsRevision()
+    let body = pages.get(key, revision)
+    if (body === undefined) {
+      const page = await fastify.results.listHostsJson(query)
+      // Hosts are stored as the JSON of records the store builds field by field; the list view is built
+      // once per revision and then sent as it is, without a parse and re-serialize per request.
+      body = `{"items":[${page.items.map(listView).join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}`
+      pages.set(key, revision, body)
+    }
+    return reply.type('application/json; charset=utf-8').send(body as never)
   })
 
   fastify.get('/:address', {

@@ -47,6 +47,7 @@ for (const mode of ['embedded', 'redis-separate-worker'] as const) {
           REDIS_PREFIX: config.REDIS_PREFIX,
           QUEUE_PREFIX: config.QUEUE_PREFIX,
           NVD_API_URL: nvd.baseUrl,
+          NVD_RATE_LIMIT: '1000',
           LOG_LEVEL: 'warn'
         },
         stdio: ['ignore', 'inherit', 'inherit']

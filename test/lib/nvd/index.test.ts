@@ -270,6 +270,36 @@ test('memory+file: persisted at close and loaded at open, written atomically', a
   await c.close()
   await d.close()
 
+  // Without .gz the file is plain NDJSON, and it loads the same.
+  const plainFile = path.join(tmpDir, 'plain', 'index.ndjson')
+  const g = await createMemoryIndex({ filePath: plainFile })
+  await g.upsertRaw(allRawFixtures())
+  await g.close()
+  t.equal(fs.readFileSync(plainFile).subarray(0, 1).toString(), '{', 'not compressed')
+  const h = await createMemoryIndex({ filePath: plainFile })
+  t.same(ids(await h.match(SSH_92P1)), ['CVE-2023-51385', 'CVE-2024-6387'])
+  await h.close()
+
+  // While changes keep coming the save waits (an import is not re-saved every few seconds),
+  // but never longer than the maximum delay.
+  const burstFile = path.join(tmpDir, 'burst', 'index.ndjson.gz')
+  const e = await createMemoryIndex({ filePath: burstFile, saveDelayMs: 300, maxSaveDelayMs: 1500 })
+  const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+  for (let i = 0; i < 10; i++) {
+    await e.setMeta('n', String(i))
+    await sleep(80)
+  }
+  t.notOk(fs.existsSync(burstFile), 'no save during a burst of changes')
+  for (let i = 10; i < 25; i++) {
+    await e.setMeta('n', String(i))
+    await sleep(80)
+  }
+  t.ok(fs.existsSync(burstFile), 'saved once the maximum delay passed')
+  await e.close()
+  const f = await createMemoryIndex({ filePath: burstFile })
+  t.equal(await f.getMeta('n'), '24', 'close saves the last state')
+  await f.close()
+
   fs.writeFileSync(path.join(tmpDir, 'garbage.gz'), 'not gzip')
   await t.rejects(createMemoryIndex({ filePath: path.join(tmpDir, 'garbage.gz') }))
 })

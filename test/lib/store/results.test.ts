@@ -20,6 +20,7 @@ async function open (t: { teardown(fn: () => unknown): void }, backend: string):
 }
 
 /** Every key under the prefix with its type and content, to compare whole Redis states. */
+/** Every key under the prefix but the hosts revision counter, which moves with every write by design. */
 async function dump (redis: Redis, prefix: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   let cursor = '0'
@@ -27,6 +28,7 @@ async function dump (redis: Redis, prefix: string): Promise<Record<string, unkno
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
     cursor = next
     for (const k of keys) {
+      if (k === `${prefix}:hosts:rev`) continue
       const type = await redis.type(k)
       if (type === 'string') out[k] = await redis.get(k)
       else if (type === 'set') out[k] = (await redis.smembers(k)).sort()
@@ -324,4 +326,21 @@ test('createResultsStore picks the backend', async (t) => {
   const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true })
   t.type(createResultsStore(redis, 'x'), RedisResultsStore)
   redis.disconnect()
+})
+
+test('the hosts revision moves with every host write and delete, and only then', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { store } = await open(t, backend)
+      const r0 = await store.hostsRevision()
+      t.equal(await store.hostsRevision(), r0, 'reads do not move it')
+      await store.recordHost(write({ address: '10.1.1.1', at: T0, services: [SSH], findings: [] }))
+      const r1 = await store.hostsRevision()
+      t.not(r1, r0, 'a write moves it')
+      await store.listHostsJson({ limit: 10, offset: 0 })
+      t.equal(await store.hostsRevision(), r1)
+      await store.deleteHost('10.1.1.1')
+      t.not(await store.hostsRevision(), r1, 'a delete moves it')
+    })
+  }
 })

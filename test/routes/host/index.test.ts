@@ -86,3 +86,25 @@ test('host routes', async (t) => {
     })
   }
 })
+
+test('GET /host: pages follow every host write, and lists carry no banners', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { app } = await build(t, backend)
+      const ssh = { port: 22, service: 'ssh', product: 'OpenSSH', version: '9.2p1', banner: 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3' }
+      await app.results.recordHost(write({ address: '10.7.0.1', at: Date.parse('2026-01-01T00:00:00Z'), services: [ssh] }))
+      const first = await app.inject({ url: '/host', headers: auth })
+      t.equal(first.json().total, 1)
+      t.same((await app.inject({ url: '/host', headers: auth })).body, first.body, 'the same page while nothing changes')
+      t.notOk('banner' in first.json().items[0].ports[0], 'the list omits banners')
+      t.equal((await app.inject({ url: '/host/10.7.0.1', headers: auth })).json().ports[0].banner, ssh.banner, 'the host itself has them')
+
+      await app.results.recordHost(write({ address: '10.7.0.2', at: Date.parse('2026-01-02T00:00:00Z'), services: [ssh] }))
+      const second = (await app.inject({ url: '/host', headers: auth })).json()
+      t.equal(second.total, 2, 'a new host shows at once')
+      t.equal(second.items[0].address, '10.7.0.2')
+      await app.results.deleteHost('10.7.0.2')
+      t.equal((await app.inject({ url: '/host', headers: auth })).json().total, 1, 'a deleted host goes at once')
+    })
+  }
+})

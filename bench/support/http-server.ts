@@ -1,0 +1,63 @@
+// A server child for bench/http.ts, so that the load generator never shares the server's event loop.
+// `hello` is the bare Fastify reference; `memory` and `redis` build the real app from app.ts. The parent
+// talks over IPC: the child sends {port} once listening, and seeds hosts when asked.
+import Fastify, { type FastifyInstance } from 'fastify'
+import app, { serverOptions } from '../../app'
+import { loadConfig } from '../../plugins/env'
+import { realisticHosts, seedHosts } from './hosts'
+
+type Message = { cmd: 'seed', count: number }
+
+async function helloWorld (): Promise<FastifyInstance> {
+  const fastify = Fastify({ logger: false })
+  fastify.get('/', async () => ({ hello: 'world' }))
+  // The bytes of GET /host?limit=50 once the bench has stored its hosts, prepared once: what bare Fastify
+  // does with a page that size, to tell the cost of the payload from the cost of the route.
+  const hosts = realisticHosts(50).sort((a, b) => b.lastSeen.localeCompare(a.lastSeen))
+  const page = JSON.stringify({ items: hosts, total: hosts.length, limit: 50, offset: 0 })
+  fastify.get('/page50', async (_request, reply) => reply.type('application/json; charset=utf-8').send(page))
+  return fastify
+}
+
+async function vulnscan (backend: 'memory' | 'redis'): Promise<FastifyInstance> {
+  const env = process.env
+  const config = loadConfig({
+    SERVICE_API_KEY: env.BENCH_SERVICE_KEY,
+    LOG_LEVEL: 'silent',
+    // The bench measures the cost of the limiter, not its refusals.
+    RATE_LIMIT_MAX: 1_000_000_000,
+    REDIS_PREFIX: env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench',
+    QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
+    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' } : {})
+  }, {})
+  const fastify = Fastify(serverOptions(config))
+  await fastify.register(app, { config })
+  return fastify
+}
+
+async function main (): Promise<void> {
+  const kind = process.argv[2]
+  if (kind !== 'hello' && kind !== 'memory' && kind !== 'redis') throw new Error(`unknown server kind '${kind}'`)
+  const fastify = kind === 'hello' ? await helloWorld() : await vulnscan(kind)
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const address = fastify.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+
+  process.on('message', (msg: Message) => {
+    if (msg.cmd === 'seed') {
+      seedHosts(fastify, realisticHosts(msg.count))
+        .then(() => process.send?.({ seeded: msg.count }))
+        .catch((err: Error) => process.send?.({ error: err.message }))
+    }
+  })
+  // The parent going away (normally or not) ends the child.
+  process.on('disconnect', () => {
+    fastify.close().finally(() => process.exit(0))
+  })
+  process.send?.({ port: address.port })
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench server failed: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})
