@@ -145,7 +145,7 @@ export interface paths {
         };
         /**
          * List hosts
-         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first.
+         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first. Ports in the list carry no banner: GET /host/{address} has them.
          */
         get: operations["listHosts"];
         put?: never;
@@ -524,42 +524,6 @@ export interface components {
             status: "accepted" | "false_positive" | "open";
             /** @description Why; kept with the finding */
             comment?: string;
-        };
-        /** @description A CVE from the local NVD index and the hosts it affects */
-        CveDetail: {
-            id: string;
-            published: string;
-            lastModified: string;
-            /** @description NVD analysis status, e.g. Analyzed, Modified, Deferred */
-            vulnStatus: string;
-            description: string;
-            /** @description The chosen score (NVD Primary first, newest CVSS version first); null when none exists */
-            cvss: number | null;
-            cvssVersion: ("4.0" | "3.1" | "3.0" | "2.0") | null;
-            /** @description Vector of the chosen score */
-            cvssVector: string | null;
-            severity: ("critical" | "high" | "medium" | "low" | "none") | null;
-            /** @description Every CVSS metric NVD holds for the CVE */
-            metrics: {
-                /** @enum {string} */
-                version: "4.0" | "3.1" | "3.0" | "2.0";
-                score: number;
-                /** @enum {string} */
-                severity: "critical" | "high" | "medium" | "low" | "none";
-                vector: string;
-                source: string;
-                /** @enum {string} */
-                type: "Primary" | "Secondary";
-            }[];
-            cwes: string[];
-            references: {
-                url: string;
-                source?: string;
-                tags?: string[];
-            }[];
-            kev: components["schemas"]["Kev"] | null;
-            /** @description Addresses with a standing finding of this CVE (neither fixed nor false positive) */
-            affectedHosts: string[];
         };
         ApiKey: {
             id: string;
