@@ -224,7 +224,12 @@ async function finishScan (io: Io, client: VulnscanClient, baseUrl: string, scan
     if (items.length === 0) print(io, 'No findings.')
     else print(io, `${findingsTable(items)}\n${items.length} finding${items.length === 1 ? '' : 's'}: ${severityCounts(items)}`)
   }
-  return verdict(io, items, failOn, values.json === true)
+  const result = verdict(io, items, failOn, values.json === true)
+  // A gate must not pass what it could not check: with the NVD unreachable, "no findings" proves nothing.
+  if (result === EXIT.OK && failOn !== undefined && scan.summary !== undefined && scan.summary.uncheckedProducts.length > 0) {
+    throw new CliError(`--fail-on ${failOn} cannot pass scan ${scan.id}: ${scan.summary.uncheckedProducts.length} product(s) could not be checked against the NVD (${scan.summary.uncheckedProducts.join(', ')}). Check the NVD settings and re-run.`, EXIT.API)
+  }
+  return result
 }
 
 export async function run (argv: string[], io: Io): Promise<number> {

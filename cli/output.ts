@@ -32,8 +32,12 @@ export type Finding = Schemas['Finding']
 export type ApiKey = Schemas['ApiKey']
 export type Scan = Schemas['Scan']
 
+// A host with many open ports would make one row wider than any terminal; `vulnscan host` lists them all.
+const PORTS_SHOWN = 8
+
 function openPorts (h: Host): string {
-  return h.ports.filter((p) => p.state === 'open').map((p) => `${p.port}${p.service ? '/' + p.service : ''}`).join(', ')
+  const open = h.ports.filter((p) => p.state === 'open').map((p) => `${p.port}${p.service ? '/' + p.service : ''}`)
+  return open.length <= PORTS_SHOWN ? open.join(', ') : `${open.slice(0, PORTS_SHOWN).join(', ')} … +${open.length - PORTS_SHOWN}`
 }
 
 export function hostsTable (hosts: Host[]): string {

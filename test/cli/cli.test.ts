@@ -265,6 +265,19 @@ test('against a live server', async (t) => {
     t.match(r.stderr, /Scan cli-cancel cancelled: cancelled by the infrastructure key/)
   })
 
+  t.test('--fail-on does not pass a scan whose products could not be checked against the NVD', async (t) => {
+    // A second server whose NVD is unreachable (the helper's default): the scan completes, unchecked.
+    const { app: offline } = await build(t, 'memory', { WORKER_ENABLED: true })
+    await offline.listen({ port: 0, host: '127.0.0.1' })
+    const offlineEnv = { ...env, VULNSCAN_URL: `http://127.0.0.1:${(offline.server.address() as AddressInfo).port}` }
+    const gated = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait', '--fail-on', 'critical'], offlineEnv)
+    t.equal(gated.code, 3, 'exit 3, not a pass')
+    t.match(gated.stderr, /--fail-on critical cannot pass scan \S+: 1 product\(s\) could not be checked against the NVD \(redis:redis\)/)
+    const plain = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait'], offlineEnv)
+    t.equal(plain.code, 0, 'without a gate: exit 0')
+    t.match(plain.stdout, /Not checked against the NVD \(unreachable\): redis:redis/, 'with a warning')
+  })
+
   t.test('scan without --wait prints the id and exits 0', async (t) => {
     const r = await cli(['scan', '127.0.0.1', '--template', 'discovery', '--id', 'cli-nowait', '--priority', '1', '--json'], env)
     t.equal(r.code, 0, r.stderr)
