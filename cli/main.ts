@@ -43,7 +43,8 @@ Options for every command:
   --json                    print the API's JSON instead of tables
   --fail-on <level>         exit 1 when a listed finding (open or reopened) is at or above
                             critical | high | medium | low; findings without a CVSS score
-                            (severity none or unknown) never trigger it
+                            (severity none or unknown) never trigger it; a waited-for scan
+                            with products the NVD could not check exits 3, never 0
   --limit <n>, --offset <n> paging for lists (default: 50, 0)
   -h, --help                show this text
 
@@ -275,7 +276,10 @@ export async function run (argv: string[], io: Io): Promise<number> {
       const health = result.data ?? (result.response.status === 503 ? result.error as unknown as typeof result.data : undefined)
       if (health === undefined) throw new CliError(`vulnscan answered ${result.response.status} on /health`, EXIT.API)
       if (json) printJson(io, health)
-      else print(io, `${health.status === 'ok' ? pc.green('ok') : pc.red(health.status)} (version ${health.version}; store ${health.checks.store.backend}: ${health.checks.store.status}; queue ${health.checks.queue.backend}: ${health.checks.queue.status})`)
+      else {
+        const nvd = health.nvd ? `; NVD index: ${health.nvd.cves} CVEs, last sync ${health.nvd.lastSync ?? 'never'}` : ''
+        print(io, `${health.status === 'ok' ? pc.green('ok') : pc.red(health.status)} (version ${health.version}; store ${health.checks.store.backend}: ${health.checks.store.status}; queue ${health.checks.queue.backend}: ${health.checks.queue.status}${nvd})`)
+      }
       return health.status === 'ok' ? EXIT.OK : EXIT.API
     }
 

@@ -92,7 +92,7 @@ test('against a live server', async (t) => {
   t.test('health needs no key', async (t) => {
     const r = await cli(['health', '--url', url])
     t.equal(r.code, 0)
-    t.match(r.stdout, /^ok \(version \S+; store memory: ok; queue memory: ok\)/)
+    t.match(r.stdout, /^ok \(version \S+; store memory: ok; queue memory: ok; NVD index: \d+ CVEs, last sync \S+\)/)
   })
 
   t.test('a target the server refuses is a usage error with the server\'s words', async (t) => {
