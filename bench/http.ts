@@ -110,7 +110,7 @@ async function expectHosts (port: number, key: string, total: number): Promise<v
   const { status, body } = await request(port, `/host?limit=${HOSTS}`, { headers: { 'x-api-key': key } })
   if (status !== 200) throw new Error(`GET /host answered ${status}: ${JSON.stringify(body)}`)
   if (body.total !== total || body.items.length !== Math.min(total, HOSTS)) throw new Error(`GET /host gave total ${body.total}, ${body.items.length} items; expected ${total}`)
-  if (total > 0 && !(body.items[0].ports.length >= 3 && body.items[0].ports[0].banner)) throw new Error('GET /host items lack ports or banners')
+  if (total > 0 && !(body.items[0].ports.length >= 3 && body.items[0].ports[0].product)) throw new Error('GET /host items lack ports or their products')
 }
 
 interface Case {
@@ -193,7 +193,6 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
   // under load is idle.
   const [hello, server] = await Promise.all([startServer('hello', {}), startServer(backend, env)])
   try {
-    const referencePage = await (await fetch(`http://127.0.0.1:${hello.port}/page50`)).text()
     const created = await request(server.port, '/admin/keys', {
       method: 'POST',
       headers: { 'x-api-key': serviceKey, 'content-type': 'application/json' },
@@ -215,7 +214,9 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
     await expectHosts(server.port, serviceKey, HOSTS)
     await expectHosts(server.port, dynamicKey, HOSTS)
     const served = await (await fetch(`http://127.0.0.1:${server.port}/host?limit=${HOSTS}`, { headers: keys.service })).text()
-    if (served !== referencePage) throw new Error(`GET /host?limit=${HOSTS} (${served.length} chars) differs from the hello-page50 reference (${referencePage.length})`)
+    await new Promise<void>((resolve) => { hello.child.once('message', () => resolve()); hello.child.send({ cmd: 'page', body: served }) })
+    const reference = await (await fetch(`http://127.0.0.1:${hello.port}/page50`)).text()
+    if (served !== reference) throw new Error(`the hello-page50 reference (${reference.length} chars) differs from GET /host?limit=${HOSTS} (${served.length})`)
     out.push(...await measurePhase(backend, [
       { name: 'hello-page50', port: hello.port, path: '/page50', headers: {} },
       { name: 'page50-service', port: server.port, path: `/host?limit=${HOSTS}`, headers: keys.service },

@@ -61,8 +61,3 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     createdBy
   }
 }
-
-/** What a queue job carries: the scan to plan (expand, split into host batches) or one batch of it. */
-export interface ScanJobData {
-  scanId: string
-}

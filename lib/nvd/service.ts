@@ -27,10 +27,13 @@ export interface NvdService {
 }
 
 export async function createNvdService (opts: NvdServiceOptions): Promise<NvdService> {
+  // The Redis index writes with WATCH transactions, whose state belongs to the connection: it gets one
+  // of its own, so nobody else's MULTI/EXEC on a shared connection can clear its watch.
+  const redis = opts.redis?.duplicate({ enableAutoPipelining: false })
   const index = await createCveIndex({
-    redis: opts.redis,
+    redis,
     prefix: opts.prefix + ':',
-    ...(opts.redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
+    ...(redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
   })
   // A scan waits on this client: an NVD outage must cost seconds, not the minutes of retries a sync can afford.
   const client = createNvdClient({
@@ -48,6 +51,9 @@ export async function createNvdService (opts: NvdServiceOptions): Promise<NvdSer
     index,
     client,
     ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger }),
-    close: () => index.close()
+    close: async () => {
+      await index.close()
+      redis?.disconnect()
+    }
   }
 }

@@ -3,7 +3,8 @@ import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
 import { ConflictError, NotFoundError, QueueUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
 import { isTerminal } from '../../../lib/store/types'
-import { newScanRecord, scanLimits, scanRequestProblem, type ScanJobData } from '../../../lib/scans'
+import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
+import type { ScanJobData } from '../../../lib/worker/runner'
 
 // How often an event stream looks at the scan; the store is shared, so this works across processes.
 const SSE_POLL_MS = 500
