@@ -48,7 +48,10 @@ export default fp(async function swaggerPlugin (fastify) {
     await instance.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: { persistAuthorization: false, tryItOutEnabled: true, displayOperationId: true },
-      staticCSP: true
+      staticCSP: true,
+      // "Try it out" must call the server that serves the page (any port, any host name, behind a proxy),
+      // not the document's example server; a relative URL resolves against the page's own origin.
+      transformSpecification: (spec) => ({ ...spec, servers: [{ url: '/', description: 'This server' }] })
     })
   })
 }, { name: 'swagger', dependencies: ['schemas'] })

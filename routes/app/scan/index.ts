@@ -109,7 +109,6 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, ' +
         'after which the stream closes. Works across API instances and workers (it follows the shared store).',
       params: ScanIdParamsSchema,
-      produces: ['text/event-stream'],
       response: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...errors(400, 401, 404, 429, 503)
@@ -129,15 +128,18 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     })
     let last = ''
     let closed = false
-    const send = (event: string, data: unknown): void => { res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`) }
+    // The hijacked stream bypasses the response serializer, so the Scan schema is applied here: it is the
+    // allow-list that keeps internal fields (request hash, creator key id, batch count) off the wire.
+    const serializeScan = reply.compileSerializationSchema(ScanSchema)
+    const send = (event: string, json: string): void => { res.write(`event: ${event}\ndata: ${json}\n\n`) }
     const tick = async (): Promise<void> => {
       if (closed) return
       const scan = await fastify.store.getScan(id).catch(() => null)
       if (scan === null) return
-      const json = JSON.stringify(scan)
+      const json = serializeScan(scan as unknown as Record<string, unknown>)
       if (json !== last) {
         last = json
-        send(isTerminal(scan.status) ? 'end' : 'progress', scan)
+        send(isTerminal(scan.status) ? 'end' : 'progress', json)
       }
       if (isTerminal(scan.status)) finish()
     }

@@ -1,0 +1,268 @@
+// The generated SDK against a live server: every operation of openapi.yaml is called through the typed
+// client, and every answer is checked against the document (status listed, media type listed, JSON body
+// valid against the response schema), so a route that disagrees with its own document fails here.
+import { test } from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { parse } from 'yaml'
+import Ajv2020 from 'ajv/dist/2020'
+import addFormats from 'ajv-formats'
+import { createVulnscanClient, type VulnscanClient } from '../../sdk'
+import { generateSdkTypes, OPENAPI_FILE, SDK_TYPES_FILE } from '../../scripts/gen-sdk'
+import { backends, build, SERVICE_KEY } from '../helper'
+import { startFakeNvd } from '../support/fake-nvd'
+
+interface Operation {
+  operationId: string
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>
+}
+type Document = { paths: Record<string, Record<string, Operation>>, components: Record<string, unknown> }
+
+const doc = parse(readFileSync(OPENAPI_FILE, 'utf8')) as Document
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'])
+const allOperationIds = Object.values(doc.paths).flatMap((ops) => Object.entries(ops).filter(([m]) => METHODS.has(m)).map(([, op]) => op.operationId)).sort()
+
+/**
+ * Copies a schema with its references pointed at the registered document, and objects closed to fields the
+ * document does not list: response schemas are the allow-list of what may leave the server, and a route
+ * that sends stored JSON as it is (no serializer in between) could otherwise leak fields unnoticed.
+ */
+function strict (schema: unknown, insideAllOf = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => strict(s, insideAllOf))
+  if (schema === null || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === '$ref' && typeof v === 'string' && v.startsWith('#/')) out[k] = `vulnscan.yaml${v}`
+    else if (k === 'allOf') out[k] = (v as unknown[]).map((s) => strict(s, true))
+    else out[k] = strict(v, false)
+  }
+  // Inside allOf each part sees only its own properties, so closing one would refuse the others' fields.
+  if (!insideAllOf && !('allOf' in out) && out.properties !== undefined && out.additionalProperties === undefined && out.unevaluatedProperties === undefined) {
+    out.additionalProperties = false
+  }
+  return out
+}
+
+function contractChecker () {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false })
+  addFormats(ajv)
+  ajv.addSchema({ $id: 'vulnscan.yaml', components: strict(doc.components) } as object)
+  const validators = new Map<string, ReturnType<typeof ajv.compile>>()
+  return function validator (path: string, method: string, status: string, mediaType: string) {
+    const key = `${method} ${path} ${status} ${mediaType}`
+    let v = validators.get(key)
+    if (v === undefined) {
+      const schema = doc.paths[path][method].responses[status].content?.[mediaType]?.schema
+      v = ajv.compile(strict(schema ?? {}) as object)
+      validators.set(key, v)
+    }
+    return v
+  }
+}
+
+test('sdk/schema.d.ts is what `npm run sdk` generates from openapi.yaml', async (t) => {
+  t.equal(readFileSync(SDK_TYPES_FILE, 'utf8'), await generateSdkTypes(), 'run `npm run sdk` after `npm run openapi`')
+})
+
+test('the contract checker itself refuses what the document does not allow', async (t) => {
+  const validate = contractChecker()
+  const v = validate('/app/scan', 'post', '200', 'application/json')
+  t.ok(v({ status: 'Message sent successfully', id: 'a' }), 'a valid acknowledgement passes')
+  t.notOk(v({ status: 'Message sent', id: 'a' }), 'a wrong constant fails')
+  t.notOk(v({ status: 'Message sent successfully', id: 'a', secret: 'x' }), 'a field the document does not list fails')
+  const page = validate('/host', 'get', '200', 'application/json')
+  t.notOk(page({ items: [{ address: '127.0.0.1' }], total: 1, limit: 50, offset: 0 }), 'a host missing required fields fails through $ref')
+})
+
+interface Call { operationId: string, status: number }
+
+test('every operation through the generated client agrees with openapi.yaml', async (t) => {
+  for (const backend of await backends()) t.test(backend, async (t) => {
+    // The worker matches against the real fixture records, served by the fake NVD (never the real one), which
+    // admits any rate: the client need not keep to NVD's public 5 requests per 30 s.
+    const nvd = await startFakeNvd({ rateLimit: null })
+    t.teardown(() => nvd.close())
+    const { app } = await build(t, backend, { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    const validate = contractChecker()
+    const calls: Call[] = []
+
+    // Checks every answer any client below receives, whatever the operation.
+    const checkAnswers = {
+      async onResponse ({ request, response, schemaPath }: { request: Request, response: Response, schemaPath: string }) {
+        const method = request.method.toLowerCase()
+        const op = doc.paths[schemaPath]?.[method]
+        if (op === undefined) {
+          t.fail(`${request.method} ${schemaPath} is not in openapi.yaml`)
+          return undefined
+        }
+        const status = String(response.status)
+        calls.push({ operationId: op.operationId, status: response.status })
+        const documented = op.responses[status]
+        if (!t.ok(documented, `${op.operationId}: status ${status} is documented`, { documented: Object.keys(op.responses) })) return undefined
+        const type = (response.headers.get('content-type') ?? '').split(';')[0].trim()
+        const content = documented.content ?? {}
+        if (Object.keys(content).length === 0) {
+          t.equal(await response.clone().text(), '', `${op.operationId} ${status}: no body, as documented`)
+          return undefined
+        }
+        if (!t.ok(content[type], `${op.operationId} ${status}: media type ${type} is documented`, { documented: Object.keys(content) })) return undefined
+        if (type === 'application/json') {
+          const body: unknown = await response.clone().json()
+          const v = validate(schemaPath, method, status, type)
+          t.ok(v(body), `${op.operationId} ${status}: body matches the document`, { errors: v.errors, body })
+        }
+        return undefined
+      }
+    }
+    const client = (apiKey?: string): VulnscanClient => {
+      const c = createVulnscanClient({ baseUrl, apiKey })
+      c.use(checkAnswers)
+      return c
+    }
+    const admin = client(SERVICE_KEY)
+
+    t.test('health', async (t) => {
+      const { data } = await client().GET('/health')
+      t.equal(data?.status, 'ok')
+    })
+
+    t.test('unauthenticated and invalid requests get the documented errors', async (t) => {
+      const { error, response } = await client('wrong-key-0123456789').GET('/host')
+      t.equal(response.status, 401)
+      t.same(error, { error: 'Invalid API key' })
+      const bad = await admin.POST('/app/scan', { body: { targets: [{ value: '999.1.1.1', type: 'single_ip' }] } })
+      t.equal(bad.response.status, 400)
+      const missing = await admin.GET('/app/scan/{id}', { params: { path: { id: 'no-such-scan' } } })
+      t.equal(missing.response.status, 404)
+    })
+
+    t.test('dynamic keys: create, list, use, admin refused, revoke', async (t) => {
+      const created = await admin.POST('/admin/keys', { body: { label: 'sdk-test', expiresIn: '1d' } })
+      t.equal(created.response.status, 201)
+      const key = created.data!
+      const listed = await admin.GET('/admin/keys', { params: { query: { limit: 10 } } })
+      t.ok(listed.data?.items.some((k) => k.id === key.id), 'the new key is listed')
+      const user = client(key.key)
+      t.equal((await user.GET('/host')).response.status, 200, 'the dynamic key works')
+      t.equal((await user.GET('/admin/keys')).response.status, 403, 'but not on admin routes')
+      t.equal((await admin.DELETE('/admin/keys/{id}', { params: { path: { id: key.id } } })).response.status, 204)
+      t.equal((await user.GET('/host')).response.status, 401, 'a revoked key is refused at once')
+      t.equal((await admin.DELETE('/admin/keys/{id}', { params: { path: { id: key.id } } })).response.status, 404, 'revoking twice is a 404')
+    })
+
+    const scanId = `sdk-${backend}-${Date.now()}`
+    t.test('a quick scan of 127.0.0.1 runs to completion', async (t) => {
+      const posted = await admin.POST('/app/scan', { body: { id: scanId, targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick' }, priority: 5 } })
+      t.same(posted.data, { status: 'Message sent successfully', id: scanId })
+      const conflict = await admin.POST('/app/scan', { body: { id: scanId, targets: [{ value: '127.0.0.2', type: 'single_ip' }] } })
+      t.equal(conflict.response.status, 409, 'same id, other body: 409')
+      let scan
+      const deadline = Date.now() + 90_000
+      do {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        scan = (await admin.GET('/app/scan/{id}', { params: { path: { id: scanId } } })).data
+      } while (scan !== undefined && !['completed', 'failed', 'cancelled'].includes(scan.status) && Date.now() < deadline)
+      t.equal(scan?.status, 'completed', 'the scan completed', { scan })
+      t.equal(scan?.progress.percent, 100)
+      const listed = await admin.GET('/app/scan', { params: { query: { status: 'completed' } } })
+      t.ok(listed.data?.items.some((s) => s.id === scanId), 'listed among completed scans')
+    })
+
+    t.test('the scan\'s events: progress or end events carrying the Scan, then the stream closes', async (t) => {
+      const { data, response } = await admin.GET('/app/scan/{id}/events', { params: { path: { id: scanId } }, parseAs: 'text', signal: AbortSignal.timeout(20_000) })
+      t.equal(response.status, 200)
+      const events = (data ?? '').split('\n\n').filter((block) => block.startsWith('event:')).map((block) => {
+        const [, name] = /^event: (\S+)/.exec(block) ?? []
+        const json = /^data: (.*)$/m.exec(block)?.[1]
+        return { name, data: json === undefined ? undefined : JSON.parse(json) as unknown }
+      })
+      t.ok(events.length >= 1, 'at least the final event')
+      const last = events[events.length - 1]
+      t.equal(last.name, 'end', 'the last event is end')
+      t.match(last.data, { id: scanId, status: 'completed' })
+      const isScan = contractChecker()('/app/scan/{id}', 'get', '200', 'application/json')
+      for (const e of events) t.ok(isScan(e.data), `${e.name} event data is a Scan as the document defines it`, { errors: isScan.errors })
+      const missing = await admin.GET('/app/scan/{id}/events', { params: { path: { id: 'no-such-scan' } }, parseAs: 'text' })
+      t.equal(missing.response.status, 404)
+    })
+
+    t.test('cancelling: a queued scan is cancelled, an ended one is a 409', async (t) => {
+      // Lowest priority and the whole port range, so it is still queued or running when the cancel arrives.
+      const id = `sdk-cancel-${backend}`
+      await admin.POST('/app/scan', { body: { id, targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'full' }, priority: 1 } })
+      const cancelled = await admin.DELETE('/app/scan/{id}', { params: { path: { id } } })
+      t.equal(cancelled.response.status, 200)
+      t.equal(cancelled.data?.status, 'cancelled')
+      t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id } } })).response.status, 409, 'cancelling twice: 409')
+      t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id: scanId } } })).response.status, 409, 'a completed scan: 409')
+      t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id: 'no-such-scan' } } })).response.status, 404)
+    })
+
+    t.test('hosts', async (t) => {
+      const { data } = await admin.GET('/host')
+      const host = data?.items.find((h) => h.address === '127.0.0.1')
+      t.ok(host, '127.0.0.1 is a host now')
+      t.ok(host?.ports.some((p) => p.state === 'open'), 'with open ports')
+    })
+
+    t.test('one host: its record and its findings', async (t) => {
+      const host = await admin.GET('/host/{address}', { params: { path: { address: '127.0.0.1' } } })
+      t.equal(host.response.status, 200)
+      t.equal(host.data?.address, '127.0.0.1')
+      const filtered = await admin.GET('/host', { params: { query: { port: host.data?.ports.find((p) => p.state === 'open')?.port, sort: 'address' } } })
+      t.ok(filtered.data?.items.some((h) => h.address === '127.0.0.1'), 'found again by one of its open ports')
+      const found = await admin.GET('/host/{address}/vulnerability', { params: { path: { address: '127.0.0.1' }, query: { sort: 'cvss' } } })
+      t.equal(found.response.status, 200)
+      t.ok(found.data!.items.length > 0, 'the fixture NVD records give findings for this machine\'s daemons', { host: host.data })
+      t.equal(found.data!.items.length, host.data!.findingsCount, 'the host counts what its finding list holds')
+      const unknown = await admin.GET('/host/{address}', { params: { path: { address: '192.0.2.77' } } })
+      t.equal(unknown.response.status, 404, 'a host never scanned is a 404')
+      const invalid = await admin.GET('/host/{address}', { params: { path: { address: 'not-an-address' } } })
+      t.equal(invalid.response.status, 400, 'an address that is none is a 400')
+    })
+
+    t.test('findings: list, filters, CSV, a decision that sticks', async (t) => {
+      const all = await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1', limit: 500 } } })
+      t.equal(all.response.status, 200)
+      const page = all.data as Exclude<typeof all.data, string | undefined>
+      t.ok(page.items.length > 0, 'findings from the scan')
+      const first = page.items[0]
+      const byCve = await admin.GET('/vulnerability', { params: { query: { cveId: first.cveId } } })
+      t.ok((byCve.data as typeof page).items.every((f) => f.cveId === first.cveId), 'the CVE filter holds')
+      const csv = await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1' } }, headers: { accept: 'text/csv' }, parseAs: 'text' })
+      t.equal(csv.response.status, 200)
+      t.match(csv.response.headers.get('content-type'), /^text\/csv/)
+      const rows = (csv.data as string).trim().split(/\r?\n/)
+      t.equal(rows.length, page.total + 1, 'a header row and one row per finding')
+      t.match(rows.slice(1).join('\n'), first.cveId)
+      const refused = await admin.GET('/vulnerability', { headers: { accept: 'application/xml' } })
+      t.equal(refused.response.status, 406, 'a media type the list does not come in: 406')
+
+      const decided = await admin.PATCH('/vulnerability/finding/{id}', { params: { path: { id: first.id } }, body: { status: 'accepted', comment: 'lab machine, SDK test' } })
+      t.equal(decided.response.status, 200)
+      t.equal(decided.data?.status, 'accepted')
+      t.equal(decided.data?.comment, 'lab machine, SDK test')
+      const accepted = await admin.GET('/host/{address}/vulnerability', { params: { path: { address: '127.0.0.1' }, query: { status: 'accepted' } } })
+      t.ok(accepted.data?.items.some((f) => f.id === first.id), 'the decision is stored')
+      const noSuch = await admin.PATCH('/vulnerability/finding/{id}', { params: { path: { id: '0'.repeat(24) } }, body: { status: 'false_positive' } })
+      t.equal(noSuch.response.status, 404)
+    })
+
+    t.test('deleting a host removes it and its findings', async (t) => {
+      const gone = await admin.DELETE('/host/{address}', { params: { path: { address: '127.0.0.1' } } })
+      t.equal(gone.response.status, 204)
+      t.equal((await admin.GET('/host/{address}', { params: { path: { address: '127.0.0.1' } } })).response.status, 404)
+      const left = await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1' } } })
+      t.equal((left.data as { total: number }).total, 0, 'no findings left on it')
+      t.equal((await admin.DELETE('/host/{address}', { params: { path: { address: '127.0.0.1' } } })).response.status, 404, 'deleting twice is a 404')
+    })
+
+    t.test('every operation of the document was called', async (t) => {
+      const called = [...new Set(calls.map((c) => c.operationId))].sort()
+      t.same(called, allOperationIds, 'a new route needs SDK coverage here')
+    })
+  })
+})
