@@ -63,8 +63,8 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   const expected = expectedCves(aliasesFor(mosquitto.product).map((a) => `${a.vendor}:${a.product}`), mosquitto.version)
   t.ok(expected.length > 0, `the fixture records give Mosquitto ${mosquitto.version} a CVE to find`)
 
-  // 127.0.0.1 answers fast with a real finding; the other addresses each hold detection on a silent port,
-  // so a batch is still running after 127.0.0.1's findings are written.
+  // 127.0.0.1 answers fast with a real finding; the other addresses each hold full detection on a silent
+  // port for several seconds, so a batch is still running after 127.0.0.1's findings are written.
   const first = await silentServers([{ address: '127.0.0.2', port: 0 }])
   const port = first.ports[0]
   const rest = await silentServers([{ address: '127.0.0.3', port }, { address: '127.0.0.4', port }])
@@ -90,7 +90,7 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   await w1.ready()
 
   const targets = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'].map((value) => ({ value, type: 'single_ip' }))
-  const posted = await fetch(`${base}/app/scan`, { method: 'POST', headers: auth, body: JSON.stringify({ id: 'killed', targets, options: { template: 'quick', ports: `1883,${port}` } }) })
+  const posted = await fetch(`${base}/app/scan`, { method: 'POST', headers: auth, body: JSON.stringify({ id: 'killed', targets, options: { template: 'standard', ports: `1883,${port}` } }) })
   t.equal(posted.status, 200)
 
   // Kill once the first batch wrote 127.0.0.1's finding and is still waiting on 127.0.0.2.
@@ -149,6 +149,12 @@ test('Redis restarted while scans are queued: none is lost', async (t) => {
   t.ok(list.items.every((s: Json) => s.status === 'completed'), 'every scan completed')
   const finished = countByScan(worker.lines, 'scan finished')
   t.ok(ids.every((id) => finished.get(id) === 1), 'each finished once')
+
+  // The API's own connections came back too: a scan posted after the restart runs.
+  const after = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'after-restart', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery', ports: '6379' } } })
+  t.equal(after.statusCode, 200)
+  const scan = await until('the scan posted after the restart ends', async () => { const s = (await app.inject({ url: '/app/scan/after-restart', headers: auth })).json() as Json; return ended(s) ? s : undefined }, 30_000)
+  t.equal(scan.status, 'completed')
 })
 
 test('a target that accepts and never speaks does not stall a scan past its limit', async (t) => {
