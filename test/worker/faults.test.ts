@@ -124,6 +124,26 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   t.equal(f.critical + f.high + f.medium + f.low + f.none + f.unknown, vulns.total, 'the summary counts each finding once')
 })
 
+test('a scan cancelled mid-scan on a separate worker process stops its sockets within 2 seconds', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
+  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: '127.0.0.1', port: 0 })))
+  t.teardown(() => silent.close())
+  const { app, config } = await build(t, 'redis')
+  const worker = spawnWorker({ REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, QUEUE_LOCK_MS: '2000' })
+  t.teardown(() => worker.kill())
+  await worker.ready()
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'stop', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
+  await until('detection talks to the silent ports', async () => silent.connections() > 0, 30_000)
+  const cancelled = await app.inject({ method: 'DELETE', url: '/app/scan/stop', headers: { 'x-api-key': SERVICE_KEY } })
+  t.equal(cancelled.statusCode, 200)
+  const at = Date.now()
+  await until('sockets closed', async () => silent.connections() === 0, 5000)
+  t.ok(Date.now() - at < 2000, `sockets closed ${Date.now() - at} ms after the cancel`)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  t.equal((await app.inject({ url: '/app/scan/stop', headers: auth })).json().status, 'cancelled', 'stays cancelled')
+  t.notOk(countByScan(worker.lines, 'scan finished').has('stop'), 'the worker did not finish it after all')
+})
+
 test('Redis restarted while scans are queued: none is lost', async (t) => {
   if (!redisServerAvailable()) return t.pass('skipped: no redis-server binary to run a private Redis')
   const redis = await startPrivateRedis({ appendOnly: true })
