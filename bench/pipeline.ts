@@ -6,7 +6,7 @@
 //    splits the /24 into several batches so both workers share it.
 //
 //   npx tsx bench/pipeline.ts [--out result.json]
-//   BENCH_POST_SECONDS=10 BENCH_BATCH_HOSTS=32 BENCH_REPEATS=2
+//   BENCH_POST_SECONDS=10 BENCH_BATCH_HOSTS=32 BENCH_REPEATS=1 (the defaults)
 //
 // The API and the workers each run in their own process; this one only generates load and reports.
 // NVD matching uses the local fake NVD API of the tests (fixture records), fetched on demand as a real
@@ -51,7 +51,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const KEY = `bench-service-key-${randomBytes(8).toString('hex')}`
 const POST_SECONDS = Number(process.env.BENCH_POST_SECONDS ?? 10)
 const BATCH_HOSTS = Number(process.env.BENCH_BATCH_HOSTS ?? 32)
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 2)
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 1)
 const CONNECTIONS = 100
 const RUN = randomBytes(4).toString('hex')
 const auth = { 'x-api-key': KEY, 'content-type': 'application/json' }

@@ -63,8 +63,8 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   const expected = expectedCves(aliasesFor(mosquitto.product).map((a) => `${a.vendor}:${a.product}`), mosquitto.version)
   t.ok(expected.length > 0, `the fixture records give Mosquitto ${mosquitto.version} a CVE to find`)
 
-  // 127.0.0.1 answers fast with a real finding; the other addresses each hold detection on a silent port,
-  // so a batch is still running after 127.0.0.1's findings are written.
+  // 127.0.0.1 answers fast with a real finding; the other addresses each hold full detection on a silent
+  // port for several seconds, so a batch is still running after 127.0.0.1's findings are written.
   const first = await silentServers([{ address: '127.0.0.2', port: 0 }])
   const port = first.ports[0]
   const rest = await silentServers([{ address: '127.0.0.3', port }, { address: '127.0.0.4', port }])
@@ -90,7 +90,7 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   await w1.ready()
 
   const targets = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'].map((value) => ({ value, type: 'single_ip' }))
-  const posted = await fetch(`${base}/app/scan`, { method: 'POST', headers: auth, body: JSON.stringify({ id: 'killed', targets, options: { template: 'quick', ports: `1883,${port}` } }) })
+  const posted = await fetch(`${base}/app/scan`, { method: 'POST', headers: auth, body: JSON.stringify({ id: 'killed', targets, options: { template: 'standard', ports: `1883,${port}` } }) })
   t.equal(posted.status, 200)
 
   // Kill once the first batch wrote 127.0.0.1's finding and is still waiting on 127.0.0.2.
@@ -124,6 +124,26 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   t.equal(f.critical + f.high + f.medium + f.low + f.none + f.unknown, vulns.total, 'the summary counts each finding once')
 })
 
+test('a scan cancelled mid-scan on a separate worker process stops its sockets within 2 seconds', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
+  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: '127.0.0.1', port: 0 })))
+  t.teardown(() => silent.close())
+  const { app, config } = await build(t, 'redis')
+  const worker = spawnWorker({ REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, QUEUE_LOCK_MS: '2000' })
+  t.teardown(() => worker.kill())
+  await worker.ready()
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'stop', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
+  await until('detection talks to the silent ports', async () => silent.connections() > 0, 30_000)
+  const cancelled = await app.inject({ method: 'DELETE', url: '/app/scan/stop', headers: { 'x-api-key': SERVICE_KEY } })
+  t.equal(cancelled.statusCode, 200)
+  const at = Date.now()
+  await until('sockets closed', async () => silent.connections() === 0, 5000)
+  t.ok(Date.now() - at < 2000, `sockets closed ${Date.now() - at} ms after the cancel`)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  t.equal((await app.inject({ url: '/app/scan/stop', headers: auth })).json().status, 'cancelled', 'stays cancelled')
+  t.notOk(countByScan(worker.lines, 'scan finished').has('stop'), 'the worker did not finish it after all')
+})
+
 test('Redis restarted while scans are queued: none is lost', async (t) => {
   if (!redisServerAvailable()) return t.pass('skipped: no redis-server binary to run a private Redis')
   const redis = await startPrivateRedis({ appendOnly: true })
@@ -149,6 +169,12 @@ test('Redis restarted while scans are queued: none is lost', async (t) => {
   t.ok(list.items.every((s: Json) => s.status === 'completed'), 'every scan completed')
   const finished = countByScan(worker.lines, 'scan finished')
   t.ok(ids.every((id) => finished.get(id) === 1), 'each finished once')
+
+  // The API's own connections came back too: a scan posted after the restart runs.
+  const after = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'after-restart', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery', ports: '6379' } } })
+  t.equal(after.statusCode, 200)
+  const scan = await until('the scan posted after the restart ends', async () => { const s = (await app.inject({ url: '/app/scan/after-restart', headers: auth })).json() as Json; return ended(s) ? s : undefined }, 30_000)
+  t.equal(scan.status, 'completed')
 })
 
 test('a target that accepts and never speaks does not stall a scan past its limit', async (t) => {
