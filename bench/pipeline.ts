@@ -18,13 +18,14 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { Redis } from 'ioredis'
 import { BullQueue } from '../lib/queue/bullmq'
 import { startFakeNvd } from '../test/support/fake-nvd'
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process'
+import { freePort } from '../test/support/redis-server'
+import { deletePrefix } from '../test/helper'
 
 interface AutocannonResult {
   duration: number
@@ -56,25 +57,7 @@ const CONNECTIONS = 100
 const RUN = randomBytes(4).toString('hex')
 const auth = { 'x-api-key': KEY, 'content-type': 'application/json' }
 
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
-async function deletePrefix (redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await redis.unlink(...keys)
-  } while (cursor !== '0')
-}
 
 interface Api {
   base: string

@@ -26,7 +26,8 @@ export function redisServerAvailable (): boolean {
   }
 }
 
-async function freePort (): Promise<number> {
+/** A TCP port free on 127.0.0.1 at the time of asking. */
+export async function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer()
     srv.once('error', reject)

@@ -1,33 +1,15 @@
 // Cancelling a running scan stops its sockets within 2 seconds; events stream progress and the end.
 import { test } from 'tap'
-import { createServer, type Server, type Socket } from 'node:net'
+import { silentServers } from '../support/silent-servers'
 import { build, SERVICE_KEY } from '../helper'
 import { createScanRunner, type ScanJobData } from '../../lib/worker/runner'
 import type { MemoryQueue } from '../../lib/queue/memory'
 
 const auth = { 'x-api-key': SERVICE_KEY }
 
-/** Servers that accept and never say a word: service detection waits on each of them. */
-async function silentServers (address: string, count: number): Promise<{ ports: number[], connections: () => number, close: () => Promise<void> }> {
-  const servers: Server[] = []
-  const sockets = new Set<Socket>()
-  for (let i = 0; i < count; i++) {
-    const s = createServer((sock) => { sockets.add(sock); sock.on('close', () => sockets.delete(sock)); sock.on('error', () => {}) })
-    await new Promise<void>((resolve) => s.listen(0, address, resolve))
-    servers.push(s)
-  }
-  return {
-    ports: servers.map((s) => (s.address() as { port: number }).port),
-    connections: () => sockets.size,
-    close: async () => {
-      for (const sock of sockets) sock.destroy()
-      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
-    }
-  }
-}
 
 test('DELETE /app/scan/{id} stops a running scan\'s sockets within 2 seconds', async (t) => {
-  const silent = await silentServers('127.0.0.1', 40)
+  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: '127.0.0.1', port: 0 })))
   t.teardown(() => silent.close())
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
   const post = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'long', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })

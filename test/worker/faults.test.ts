@@ -1,7 +1,7 @@
 // Faults: a worker killed mid-scan, Redis restarted under queued scans, targets that never speak,
 // scans that cannot finish in time, and plans that cannot be made. Every scan must still end.
 import { test } from 'tap'
-import { createServer, type Server, type Socket } from 'node:net'
+import { silentServers } from '../support/silent-servers'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { startFakeNvd } from '../support/fake-nvd'
 import { localDaemons } from '../support/daemons'
@@ -13,36 +13,6 @@ import { aliasesFor } from '../../lib/scanner/cpe-aliases'
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
 type Json = Record<string, any>
 
-interface Silent {
-  ports: number[]
-  connections: () => number
-  close: () => Promise<void>
-}
-
-/** Servers that accept and never say a word: service detection waits on each until its budget ends. */
-async function silentServers (binds: { address: string, port: number }[]): Promise<Silent> {
-  const servers: Server[] = []
-  const sockets = new Set<Socket>()
-  for (const b of binds) {
-    const s = createServer((sock) => {
-      sockets.add(sock)
-      sock.on('close', () => sockets.delete(sock))
-      sock.on('error', () => {})
-      // Read and drop what the scanner sends, so its FIN is seen and the socket counted closed.
-      sock.resume()
-    })
-    await new Promise<void>((resolve, reject) => { s.once('error', reject); s.listen(b.port, b.address, resolve) })
-    servers.push(s)
-  }
-  return {
-    ports: servers.map((s) => (s.address() as { port: number }).port),
-    connections: () => sockets.size,
-    close: async () => {
-      for (const sock of sockets) sock.destroy()
-      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))))
-    }
-  }
-}
 
 async function until<T> (what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
   const deadline = Date.now() + ms
