@@ -145,7 +145,7 @@ export interface paths {
         };
         /**
          * List hosts
-         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first. Ports in the list carry no banner: GET /host/{address} has them.
+         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first. Ports in the list carry their state, service, product and version; banners, CPE names, TLS facts and distro details are on GET /host/{address}.
          */
         get: operations["listHosts"];
         put?: never;

@@ -7,10 +7,16 @@ import { addressParam } from '../../lib/store/results-merge'
 import { RevisionCache } from '../../lib/revision-cache'
 import type { HostRecord } from '../../lib/store/types'
 
-/** A host as lists show it: everything but the banners, which only GET /host/{address} carries. */
+/**
+ * A host as lists show it: each port with its state, service, product and version. Banners, CPE names,
+ * TLS facts and distro details are on GET /host/{address}; a list page stays small enough to be cheap.
+ */
 function listView (json: string): string {
   const host = JSON.parse(json) as HostRecord
-  return JSON.stringify({ ...host, ports: host.ports.map(({ banner: _banner, ...port }) => port) })
+  return JSON.stringify({
+    ...host,
+    ports: host.ports.map(({ port, protocol, state, service, product, version }) => ({ port, protocol, state, service, product, version }))
+  })
 }
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -24,7 +30,8 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['hosts'],
       summary: 'List hosts',
       description: 'Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); ' +
-        'by default the most recently seen first. Ports in the list carry no banner: GET /host/{address} has them.',
+        'by default the most recently seen first. Ports in the list carry their state, service, product and version; ' +
+        'banners, CPE names, TLS facts and distro details are on GET /host/{address}.',
       querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
