@@ -74,9 +74,10 @@ export class MemoryResultsStore implements ResultsStore {
       severity: hostSortValue(host, 'severity')
     }
     const facets = hostFacets(host)
+    const json = JSON.stringify(host)
     this.hosts.set(host.address, {
       record: host,
-      json: JSON.stringify(host),
+      json,
       keys,
       text: hostSearchText(host),
       ports: new Set(facets.ports),
@@ -103,13 +104,18 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   async listHostsJson (query: HostQuery): Promise<Page<string>> {
+    const page = this.hostPage(query)
+    return { items: page.items.map((h) => h.json), total: page.total }
+  }
+
+  private hostPage (query: HostQuery): Page<HostEntry> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const view = this.hostView(sort)
     const filtered = query.q !== undefined || query.port !== undefined || query.service !== undefined || query.product !== undefined ||
       query.minSeverity !== undefined || query.hasFindings !== undefined
     const all = filtered ? view.filter((h) => hostMatches(h, query)) : view
-    return { items: slice(all, order, query.offset, query.limit).map((h) => h.json), total: all.length }
+    return { items: slice(all, order, query.offset, query.limit), total: all.length }
   }
 
   async hostsRevision (): Promise<string> {

@@ -8,8 +8,10 @@ import { BadRequestError } from '../errors'
 import type { HostRecord, HostPort } from './types'
 import type { FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
-/** Peers control banners and evidence: what the store keeps of them is bounded. */
+/** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
+const MAX_HOSTNAMES = 64
+const MAX_HOSTNAME_LENGTH = 253
 
 /** Order of severities for max severity and `minSeverity`; `unknown` (no CVSS) sits between none and low. */
 export const SEVERITY_RANK: Record<string, number> = { none: 0, unknown: 1, low: 2, medium: 3, high: 4, critical: 5 }
@@ -168,7 +170,8 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
   const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
 
-  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...write.host.hostnames.map((n) => n.toLowerCase())])].sort()
+  const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
+  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
 
   const byId = new Map(current.map((f) => [f.id, findingRecord(f)]))
   const counts = { newFindings: 0, fixed: 0, reopened: 0 }

@@ -251,6 +251,10 @@ export class RedisResultsStore implements ResultsStore {
   }
 
   async listHostsJson (query: HostQuery): Promise<Page<string>> {
+    return await this.query(this.hostSpec(query))
+  }
+
+  private hostSpec (query: HostQuery): Omit<QuerySpec, 'tmp'> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const sets: string[] = []
@@ -261,7 +265,7 @@ export class RedisResultsStore implements ResultsStore {
     if (query.minSeverity !== undefined) ranges.push([this.key('hosts', 'by-severity'), String(SEVERITY_RANK[query.minSeverity]), '+inf'])
     if (query.hasFindings !== undefined) ranges.push([this.key('hosts', 'by-findings'), query.hasFindings ? '1' : '-inf', query.hasFindings ? '+inf' : '0'])
     const sortKeys = { lastSeen: 'hosts', address: 'hosts:by-address', findings: 'hosts:by-findings', severity: 'hosts:by-severity' }
-    return await this.query({
+    return {
       sort: this.key(sortKeys[sort]),
       byMember: this.key(sort === 'address' ? 'hosts' : sortKeys[sort]),
       lex: sort === 'address',
@@ -274,7 +278,7 @@ export class RedisResultsStore implements ResultsStore {
       notSets: [],
       ranges,
       text: query.q !== undefined && query.q !== '' ? [this.key('hosts', 'text'), query.q.toLowerCase()] : false
-    })
+    }
   }
 
   async hostsRevision (): Promise<string> {

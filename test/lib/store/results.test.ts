@@ -19,8 +19,7 @@ async function open (t: { teardown(fn: () => unknown): void }, backend: string):
   return { store: new RedisResultsStore(redis, prefix), redis, prefix }
 }
 
-/** Every key under the prefix with its type and content, to compare whole Redis states. */
-/** Every key under the prefix but the hosts revision counter, which moves with every write by design. */
+/** Every key under the prefix but the hosts revision counter (it moves with every write by design), with type and content. */
 async function dump (redis: Redis, prefix: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   let cursor = '0'
@@ -316,6 +315,10 @@ test('results store contract', async (t) => {
       await store.recordHost(write({ address: a, at: T0, services: [{ ...SSH, banner: 'b'.repeat(100_000) }], findings: [f] }))
       t.ok((await store.getFinding(findingId(a, 22, f.cveId)))!.evidence.length <= 4096)
       t.ok((await store.getHost(a))!.ports[0].banner!.length <= 4096)
+      await store.recordHost(write({ address: a, at: T0 + 1, hostnames: [...Array.from({ length: 500 }, (_, i) => `n${i}.test`), 'x'.repeat(300)] }))
+      const names = (await store.getHost(a))!.hostnames
+      t.ok(names.length <= 64, 'hostnames bounded in number')
+      t.notOk(names.some((n) => n.length > 253), 'and in length')
       await t.rejects(store.recordHost(write({ address: 'not-an-ip', at: T0 })), /not an IP address/)
     })
   }
