@@ -220,6 +220,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vulnerability/{cveId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a CVE and the hosts it affects
+         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). 404 when the index does not hold the CVE.
+         */
+        get: operations["getCve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vulnerability/finding/{id}": {
         parameters: {
             query?: never;
@@ -524,6 +544,42 @@ export interface components {
             status: "accepted" | "false_positive" | "open";
             /** @description Why; kept with the finding */
             comment?: string;
+        };
+        /** @description A CVE from the local NVD index and the hosts it affects */
+        CveDetail: {
+            id: string;
+            published: string;
+            lastModified: string;
+            /** @description NVD analysis status, e.g. Analyzed, Modified, Deferred */
+            vulnStatus: string;
+            description: string;
+            /** @description The chosen score (NVD Primary first, newest CVSS version first); null when none exists */
+            cvss: number | null;
+            cvssVersion: ("4.0" | "3.1" | "3.0" | "2.0") | null;
+            /** @description Vector of the chosen score */
+            cvssVector: string | null;
+            severity: ("critical" | "high" | "medium" | "low" | "none") | null;
+            /** @description Every CVSS metric NVD holds for the CVE */
+            metrics: {
+                /** @enum {string} */
+                version: "4.0" | "3.1" | "3.0" | "2.0";
+                score: number;
+                /** @enum {string} */
+                severity: "critical" | "high" | "medium" | "low" | "none";
+                vector: string;
+                source: string;
+                /** @enum {string} */
+                type: "Primary" | "Secondary";
+            }[];
+            cwes: string[];
+            references: {
+                url: string;
+                source?: string;
+                tags?: string[];
+            }[];
+            kev: components["schemas"]["Kev"] | null;
+            /** @description Addresses with a standing finding of this CVE (neither fixed nor false positive) */
+            affectedHosts: string[];
         };
         ApiKey: {
             id: string;
@@ -1541,6 +1597,77 @@ export interface operations {
             };
             /** @description None of the accepted media types can be produced */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description CVE id, e.g. CVE-2023-28531
+                 * @example CVE-2023-28531
+                 */
+                cveId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CVE and its affected hosts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CveDetail"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
