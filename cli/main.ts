@@ -6,7 +6,7 @@ import pc from 'picocolors'
 import { createVulnscanClient, type operations, type VulnscanClient } from '../sdk'
 import { inferTarget } from '../lib/scanner/targets'
 import {
-  findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
+  colourSeverity, findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
   type Finding, type Scan, type Severity
 } from './output'
 
@@ -32,6 +32,7 @@ Commands:
       --kev                   only CVEs in CISA's Known Exploited Vulnerabilities catalogue
       --host <address>        only findings on this host
       --csv                   the server's CSV export instead of a table (every row unless --limit)
+  cve <CVE-id>              a CVE from the local NVD index and the hosts it affects
   keys create --label <l> [--expires <30d|12h|2w>]   create a dynamic API key (shown once)
   keys list                 list dynamic API keys
   keys revoke <id>          revoke a dynamic API key
@@ -94,6 +95,7 @@ const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   hosts: ['limit', 'offset'],
   host: [],
   vulns: ['severity', 'kev', 'host', 'csv', 'limit', 'offset'],
+  cve: [],
   keys: ['label', 'expires', 'limit', 'offset'],
   health: []
 }
@@ -372,6 +374,28 @@ export async function run (argv: string[], io: Io): Promise<number> {
       if (json) printJson(io, shown)
       else print(io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items)}\n${shown.items.length} of ${shown.total} findings: ${severityCounts(shown.items)}`)
       return verdict(io, judged, failOn, json)
+    }
+
+    case 'cve': {
+      if (args.length !== 1) throw usage('cve needs one CVE id, e.g. vulnscan cve CVE-2023-28366')
+      const { data: cve } = await api(client.GET('/vulnerability/{cveId}', { params: { path: { cveId: args[0] } } }), baseUrl)
+      if (json) {
+        printJson(io, cve)
+        return EXIT.OK
+      }
+      const score = cve.cvss === null ? pc.dim('no CVSS score') : `CVSS ${cve.cvss.toFixed(1)} (${cve.cvssVersion ?? '?'})`
+      print(io, `${pc.bold(cve.id)}  ${colourSeverity(cve.severity)}  ${score}${cve.kev ? `  ${pc.bold(pc.red('KEV'))} since ${cve.kev.dateAdded}` : ''}`)
+      print(io, `${cve.vulnStatus}; published ${cve.published}, last modified ${cve.lastModified}`)
+      if (cve.cvssVector) print(io, cve.cvssVector)
+      if (cve.cwes.length > 0) print(io, `Weaknesses: ${cve.cwes.join(', ')}`)
+      print(io, `\n${cve.description}\n`)
+      if (cve.kev?.requiredAction) print(io, `Required action (CISA): ${cve.kev.requiredAction}\n`)
+      print(io, cve.affectedHosts.length === 0 ? 'Affects no scanned host.' : `Affected hosts (${cve.affectedHosts.length}): ${cve.affectedHosts.join(', ')}`)
+      // NVD lists a URL once per source that submitted it; a person needs it once.
+      const urls = [...new Set(cve.references.map((r) => r.url))]
+      for (const url of urls.slice(0, 10)) print(io, `  ${url}`)
+      if (urls.length > 10) print(io, `  … ${urls.length - 10} more (--json lists all)`)
+      return EXIT.OK
     }
 
     case 'keys': {
