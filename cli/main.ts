@@ -47,6 +47,7 @@ Options for every command:
                             (severity none or unknown) never trigger it; a waited-for scan
                             with products the NVD could not check exits 3, never 0
   --limit <n>, --offset <n> paging for lists (default: 50, 0)
+  --request-timeout <s>     give up on a request the server does not answer (default: 60)
   -h, --help                show this text
 
 Exit status: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 API or network error.`
@@ -80,13 +81,14 @@ const OPTIONS = {
   host: { type: 'string' },
   csv: { type: 'boolean' },
   label: { type: 'string' },
-  expires: { type: 'string' }
+  expires: { type: 'string' },
+  'request-timeout': { type: 'string' }
 } as const
 
 type OptionName = keyof typeof OPTIONS
 type Values = { [K in OptionName]?: typeof OPTIONS[K]['type'] extends 'boolean' ? boolean : string }
 
-const GLOBAL: OptionName[] = ['url', 'key', 'json', 'fail-on', 'help']
+const GLOBAL: OptionName[] = ['url', 'key', 'json', 'fail-on', 'help', 'request-timeout']
 // Which options each command takes besides the global ones; anything else is a usage error, not ignored.
 const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   scan: ['template', 'ports', 'priority', 'id', 'wait', 'timeout'],
@@ -120,12 +122,26 @@ function oneOf<T extends string> (name: string, value: string | undefined, allow
 
 interface ApiResult<T> { data?: T, error?: unknown, response: Response }
 
+/** A fetch that gives up when the answer's headers take longer than `ms`: a server that accepts and never answers must not hang a CI job. */
+function withDeadline (ms: number): typeof globalThis.fetch {
+  return async (input, init) => {
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms)
+    try {
+      return await globalThis.fetch(new Request(input as Request, { ...init, signal: controller.signal }))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
 /** Awaits an SDK call and turns every failure into a CliError with a message a person can act on. */
 async function api<T> (call: Promise<ApiResult<T>>, baseUrl: string): Promise<{ data: T, response: Response }> {
   let result: ApiResult<T>
   try {
     result = await call
   } catch (err) {
+    if ((err as Error).name === 'TimeoutError') throw new CliError(`vulnscan at ${baseUrl} did not answer within the request timeout`, EXIT.API)
     const cause = (err as { cause?: { code?: string, message?: string } }).cause
     const why = cause?.code ?? cause?.message ?? (err as Error).message
     throw new CliError(`Cannot reach vulnscan at ${baseUrl}: ${why}`, EXIT.API)
@@ -262,7 +278,8 @@ export async function run (argv: string[], io: Io): Promise<number> {
   const failOn = oneOf('fail-on', values['fail-on'], SEVERITIES)
   const limit = integer('limit', values.limit, 1, 500)
   const offset = integer('offset', values.offset, 0, Number.MAX_SAFE_INTEGER)
-  const client = createVulnscanClient({ baseUrl, apiKey })
+  const requestTimeout = integer('request-timeout', values['request-timeout'], 1, 3600) ?? 60
+  const client = createVulnscanClient({ baseUrl, apiKey, fetch: withDeadline(requestTimeout * 1000) })
   const json = values.json === true
 
   switch (command) {
@@ -272,6 +289,7 @@ export async function run (argv: string[], io: Io): Promise<number> {
       try {
         result = await client.GET('/health')
       } catch (err) {
+        if ((err as Error).name === 'TimeoutError') throw new CliError(`vulnscan at ${baseUrl} did not answer within the request timeout`, EXIT.API)
         throw new CliError(`Cannot reach vulnscan at ${baseUrl}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`, EXIT.API)
       }
       // 503 is a documented answer here (degraded), so it is shown, then reported through the exit status.
