@@ -15,6 +15,7 @@ export default fp(async function scanQueuePlugin (fastify) {
   if (REDIS_URL) {
     // Its own connection: BullMQ must not share the store's auto-pipelined one.
     const connection = fastify.redis.duplicate({ enableAutoPipelining: false })
+    connection.on('error', (err) => fastify.log.warn({ err: { message: err.message } }, 'queue Redis connection error'))
     const queue = new BullQueue(connection, QUEUE_PREFIX)
     fastify.decorate('scanQueue', queue)
     fastify.addHook('onClose', async () => {

@@ -24,6 +24,7 @@ export default fp(async function scanWorkerPlugin (fastify) {
   }
   // BullMQ workers block on their connection: one of their own, that never gives up on a command.
   const connection = fastify.redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: false })
+  connection.on('error', (err) => log.warn({ err: { message: err.message } }, 'worker Redis connection error'))
   const { close } = startBullWorker<ScanJobData>(connection, config.QUEUE_PREFIX, (job, signal) => runner.handle(job, signal), {
     concurrency: config.WORKER_CONCURRENCY,
     lockDurationMs: config.QUEUE_LOCK_MS,

@@ -2,6 +2,7 @@
 // identify the service on every open port. Hosts flow through one at a time: a host's detection
 // starts as soon as its port scan ends, and it is reported as soon as its detection ends.
 
+import { setMaxListeners } from 'node:events'
 import { detectService, type DetectOptions } from './detect'
 import { canonicalAddress, scanPorts, type PortScanHost } from './portscan'
 import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
@@ -93,6 +94,9 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
 
   // Detection runs inside a child controller so a failure elsewhere can stop it too.
   const inner = new AbortController()
+  // Every detection in flight listens on this one signal (several sockets and timers each): that many
+  // listeners are expected, not a leak.
+  setMaxListeners(8 * (opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency) + 16, inner.signal)
   const onAbort = (): void => inner.abort(signal?.reason)
   signal?.addEventListener('abort', onAbort, { once: true })
 
