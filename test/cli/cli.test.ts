@@ -16,8 +16,9 @@ interface Run { code: number, stdout: string, stderr: string }
 
 function cli (args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    // The child must not inherit the runner's VULNSCAN_* settings or colour forcing.
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VULNSCAN_') && k !== 'FORCE_COLOR'))
+    // The child runs as a user's shell would start it: without the runner's VULNSCAN_* settings, colour
+    // forcing, or the loader hooks tap puts in NODE_OPTIONS.
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VULNSCAN_') && !k.startsWith('TAP') && k !== 'FORCE_COLOR' && k !== 'NODE_OPTIONS'))
     execFile(process.execPath, [BIN, ...args], { env: { ...base, NO_COLOR: '1', ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1
       resolve({ code, stdout, stderr })
