@@ -6,7 +6,7 @@ import pc from 'picocolors'
 import { createVulnscanClient, type operations, type VulnscanClient } from '../sdk'
 import { inferTarget } from '../lib/scanner/targets'
 import {
-  findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
+  colourSeverity, findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
   type Finding, type Scan, type Severity
 } from './output'
 
@@ -32,6 +32,7 @@ Commands:
       --kev                   only CVEs in CISA's Known Exploited Vulnerabilities catalogue
       --host <address>        only findings on this host
       --csv                   the server's CSV export instead of a table (every row unless --limit)
+  cve <CVE-id>              a CVE from the local NVD index and the hosts it affects
   keys create --label <l> [--expires <30d|12h|2w>]   create a dynamic API key (shown once)
   keys list                 list dynamic API keys
   keys revoke <id>          revoke a dynamic API key
@@ -46,6 +47,7 @@ Options for every command:
                             (severity none or unknown) never trigger it; a waited-for scan
                             with products the NVD could not check exits 3, never 0
   --limit <n>, --offset <n> paging for lists (default: 50, 0)
+  --request-timeout <s>     give up on a request the server does not answer (default: 60)
   -h, --help                show this text
 
 Exit status: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 API or network error.`
@@ -79,13 +81,14 @@ const OPTIONS = {
   host: { type: 'string' },
   csv: { type: 'boolean' },
   label: { type: 'string' },
-  expires: { type: 'string' }
+  expires: { type: 'string' },
+  'request-timeout': { type: 'string' }
 } as const
 
 type OptionName = keyof typeof OPTIONS
 type Values = { [K in OptionName]?: typeof OPTIONS[K]['type'] extends 'boolean' ? boolean : string }
 
-const GLOBAL: OptionName[] = ['url', 'key', 'json', 'fail-on', 'help']
+const GLOBAL: OptionName[] = ['url', 'key', 'json', 'fail-on', 'help', 'request-timeout']
 // Which options each command takes besides the global ones; anything else is a usage error, not ignored.
 const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   scan: ['template', 'ports', 'priority', 'id', 'wait', 'timeout'],
@@ -94,6 +97,7 @@ const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   hosts: ['limit', 'offset'],
   host: [],
   vulns: ['severity', 'kev', 'host', 'csv', 'limit', 'offset'],
+  cve: [],
   keys: ['label', 'expires', 'limit', 'offset'],
   health: []
 }
@@ -118,12 +122,26 @@ function oneOf<T extends string> (name: string, value: string | undefined, allow
 
 interface ApiResult<T> { data?: T, error?: unknown, response: Response }
 
+/** A fetch that gives up when the answer's headers take longer than `ms`: a server that accepts and never answers must not hang a CI job. */
+function withDeadline (ms: number): typeof globalThis.fetch {
+  return async (input, init) => {
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms)
+    try {
+      return await globalThis.fetch(new Request(input as Request, { ...init, signal: controller.signal }))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
 /** Awaits an SDK call and turns every failure into a CliError with a message a person can act on. */
 async function api<T> (call: Promise<ApiResult<T>>, baseUrl: string): Promise<{ data: T, response: Response }> {
   let result: ApiResult<T>
   try {
     result = await call
   } catch (err) {
+    if ((err as Error).name === 'TimeoutError') throw new CliError(`vulnscan at ${baseUrl} did not answer within the request timeout`, EXIT.API)
     const cause = (err as { cause?: { code?: string, message?: string } }).cause
     const why = cause?.code ?? cause?.message ?? (err as Error).message
     throw new CliError(`Cannot reach vulnscan at ${baseUrl}: ${why}`, EXIT.API)
@@ -260,7 +278,8 @@ export async function run (argv: string[], io: Io): Promise<number> {
   const failOn = oneOf('fail-on', values['fail-on'], SEVERITIES)
   const limit = integer('limit', values.limit, 1, 500)
   const offset = integer('offset', values.offset, 0, Number.MAX_SAFE_INTEGER)
-  const client = createVulnscanClient({ baseUrl, apiKey })
+  const requestTimeout = integer('request-timeout', values['request-timeout'], 1, 3600) ?? 60
+  const client = createVulnscanClient({ baseUrl, apiKey, fetch: withDeadline(requestTimeout * 1000) })
   const json = values.json === true
 
   switch (command) {
@@ -270,6 +289,7 @@ export async function run (argv: string[], io: Io): Promise<number> {
       try {
         result = await client.GET('/health')
       } catch (err) {
+        if ((err as Error).name === 'TimeoutError') throw new CliError(`vulnscan at ${baseUrl} did not answer within the request timeout`, EXIT.API)
         throw new CliError(`Cannot reach vulnscan at ${baseUrl}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`, EXIT.API)
       }
       // 503 is a documented answer here (degraded), so it is shown, then reported through the exit status.
@@ -372,6 +392,28 @@ export async function run (argv: string[], io: Io): Promise<number> {
       if (json) printJson(io, shown)
       else print(io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items)}\n${shown.items.length} of ${shown.total} findings: ${severityCounts(shown.items)}`)
       return verdict(io, judged, failOn, json)
+    }
+
+    case 'cve': {
+      if (args.length !== 1) throw usage('cve needs one CVE id, e.g. vulnscan cve CVE-2023-28366')
+      const { data: cve } = await api(client.GET('/vulnerability/{cveId}', { params: { path: { cveId: args[0] } } }), baseUrl)
+      if (json) {
+        printJson(io, cve)
+        return EXIT.OK
+      }
+      const score = cve.cvss === null ? pc.dim('no CVSS score') : `CVSS ${cve.cvss.toFixed(1)} (${cve.cvssVersion ?? '?'})`
+      print(io, `${pc.bold(cve.id)}  ${colourSeverity(cve.severity)}  ${score}${cve.kev ? `  ${pc.bold(pc.red('KEV'))} since ${cve.kev.dateAdded}` : ''}`)
+      print(io, `${cve.vulnStatus}; published ${cve.published}, last modified ${cve.lastModified}`)
+      if (cve.cvssVector) print(io, cve.cvssVector)
+      if (cve.cwes.length > 0) print(io, `Weaknesses: ${cve.cwes.join(', ')}`)
+      print(io, `\n${cve.description}\n`)
+      if (cve.kev?.requiredAction) print(io, `Required action (CISA): ${cve.kev.requiredAction}\n`)
+      print(io, cve.affectedHosts.length === 0 ? 'Affects no scanned host.' : `Affected hosts (${cve.affectedHosts.length}): ${cve.affectedHosts.join(', ')}`)
+      // NVD lists a URL once per source that submitted it; a person needs it once.
+      const urls = [...new Set(cve.references.map((r) => r.url))]
+      for (const url of urls.slice(0, 10)) print(io, `  ${url}`)
+      if (urls.length > 10) print(io, `  … ${urls.length - 10} more (--json lists all)`)
+      return EXIT.OK
     }
 
     case 'keys': {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { build, SERVICE_KEY } from '../helper'
 import { finding, write } from '../support/results'
 import { startFakeNvd } from '../support/fake-nvd'
+import { rawFixture } from '../support/nvd-fixtures'
 
 const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 
@@ -15,8 +16,9 @@ interface Run { code: number, stdout: string, stderr: string }
 
 function cli (args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    // The child must not inherit the runner's VULNSCAN_* settings or colour forcing.
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VULNSCAN_') && k !== 'FORCE_COLOR'))
+    // The child runs as a user's shell would start it: without the runner's VULNSCAN_* settings, colour
+    // forcing, or the loader hooks tap puts in NODE_OPTIONS.
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VULNSCAN_') && !k.startsWith('TAP') && k !== 'FORCE_COLOR' && k !== 'NODE_OPTIONS'))
     execFile(process.execPath, [BIN, ...args], { env: { ...base, NO_COLOR: '1', ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1
       resolve({ code, stdout, stderr })
@@ -150,6 +152,9 @@ test('against a live server', async (t) => {
     findings: [finding('192.0.2.11', 22, 'CVE-2016-6210', 'OpenSSH', '7.2p2'), finding('192.0.2.11', 22, 'CVE-2023-51385', 'OpenSSH', '7.2p2')]
   }))
 
+  // The CVE record behind a seeded finding, in the local index as a scan's on-demand fetch would leave it.
+  await app.nvd.index.upsertRaw([rawFixture('CVE-2022-0543')])
+
   t.test('hosts: a table of every host', async (t) => {
     const r = await cli(['hosts'], env)
     t.equal(r.code, 0, r.stderr)
@@ -206,6 +211,18 @@ test('against a live server', async (t) => {
     t.match(JSON.parse(medium.stdout), { host: { address: '192.0.2.11' }, findings: Array })
     const unknownOnly = await cli(['vulns', '--severity', 'unknown', '--fail-on', 'low'], env)
     t.equal(unknownOnly.code, 0, 'a finding without a CVSS score never trips --fail-on (as the usage text says)')
+  })
+
+  t.test('cve: the record and the hosts it affects', async (t) => {
+    const r = await cli(['cve', 'CVE-2022-0543'], env)
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, /^CVE-2022-0543 {2}CRITICAL {2}CVSS 10\.0 \(3\.1\) {2}KEV since \d{4}-\d{2}-\d{2}/)
+    t.match(r.stdout, /Affected hosts \(1\): 192\.0\.2\.10/)
+    t.match(r.stdout, /Lua/, 'the description')
+    const json = JSON.parse((await cli(['cve', 'CVE-2022-0543', '--json'], env)).stdout) as { id: string, affectedHosts: string[] }
+    t.same(json.affectedHosts, ['192.0.2.10'])
+    const bad = await cli(['cve', 'CVE-12'], env)
+    t.equal(bad.code, 2, 'a malformed id: the server\'s 400 is a usage error')
   })
 
   t.test('host: an unknown address is an API error (404)', async (t) => {

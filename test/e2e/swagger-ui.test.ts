@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { build, SERVICE_KEY } from '../helper'
+import { startFakeNvd } from '../support/fake-nvd'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts')
@@ -54,7 +55,10 @@ const missing = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}: inst
 if (missing !== false && process.env.CI === 'true') throw new Error(`CI=true and ${missing}`)
 
 test('Swagger UI: authorize, Try it out on POST /app/scan and GET /host, and a wrong key shows the 401 body', { skip: missing }, async (t) => {
-  const { app } = await build(t)
+  // The in-process worker runs the scan posted from the page, matching against the fake NVD's real records.
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(() => nvd.close())
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 
@@ -84,14 +88,20 @@ test('Swagger UI: authorize, Try it out on POST /app/scan and GET /host, and a w
   t.same(JSON.parse(posted.body), { status: 'Message sent successfully', id: 'swagger-ui-e2e' }, 'the page shows the acknowledgement')
   t.ok(apiCalls.includes(`POST ${base}/app/scan`), 'the browser called this server, not the document\'s example server')
 
-  const stored = await app.inject({ method: 'GET', url: '/app/scan/swagger-ui-e2e', headers: { 'x-api-key': SERVICE_KEY } })
-  t.equal(stored.statusCode, 200, 'the scan posted from the page exists')
+  let status = ''
+  for (let i = 0; i < 240 && !['completed', 'failed', 'cancelled'].includes(status); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    status = (await app.inject({ method: 'GET', url: '/app/scan/swagger-ui-e2e', headers: { 'x-api-key': SERVICE_KEY } })).json<{ status: string }>().status
+  }
+  t.equal(status, 'completed', 'the scan posted from the page ran to completion')
 
   const listHosts = await openOperation(page, 'hosts', 'listHosts')
   const hosts = await execute(page, listHosts)
   t.equal(hosts.status, 200, 'GET /host answered 200 in the page')
-  const page1 = JSON.parse(hosts.body)
-  t.match(page1, { items: Array, total: Number, limit: 50, offset: 0 }, 'the page shows a host list page with the default paging')
+  const page1 = JSON.parse(hosts.body) as { items: Array<{ address: string, ports: Array<{ state: string }> }>, total: number, limit: number, offset: number }
+  t.match(page1, { total: 1, limit: 50, offset: 0 }, 'the page shows a host list page with the default paging')
+  t.equal(page1.items[0]?.address, '127.0.0.1', 'and the host the scan found')
+  t.ok(page1.items[0]?.ports.some((p) => p.state === 'open'), 'with its open ports')
 
   await authorize(page, 'not-a-key-of-this-server')
   const denied = await execute(page, listHosts)

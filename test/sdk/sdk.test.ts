@@ -241,6 +241,16 @@ test('every operation through the generated client agrees with openapi.yaml', as
       const refused = await admin.GET('/vulnerability', { headers: { accept: 'application/xml' } })
       t.equal(refused.response.status, 406, 'a media type the list does not come in: 406')
 
+      const cve = await admin.GET('/vulnerability/{cveId}', { params: { path: { cveId: first.cveId } } })
+      t.equal(cve.response.status, 200)
+      t.equal(cve.data?.id, first.cveId)
+      t.ok(cve.data?.affectedHosts.includes('127.0.0.1'), 'the CVE lists the scanned host among those it affects')
+      t.equal(cve.data?.cvss ?? null, first.cvss, 'the same score as the finding')
+      const notIndexed = await admin.GET('/vulnerability/{cveId}', { params: { path: { cveId: 'CVE-1999-99999' } } })
+      t.equal(notIndexed.response.status, 404, 'a CVE the index does not hold: 404')
+      const malformed = await admin.GET('/vulnerability/{cveId}', { params: { path: { cveId: 'CVE-12' } } })
+      t.equal(malformed.response.status, 400, 'not a CVE id: 400')
+
       const decided = await admin.PATCH('/vulnerability/finding/{id}', { params: { path: { id: first.id } }, body: { status: 'accepted', comment: 'lab machine, SDK test' } })
       t.equal(decided.response.status, 200)
       t.equal(decided.data?.status, 'accepted')
@@ -249,12 +259,6 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.ok(accepted.data?.items.some((f) => f.id === first.id), 'the decision is stored')
       const noSuch = await admin.PATCH('/vulnerability/finding/{id}', { params: { path: { id: '0'.repeat(24) } }, body: { status: 'false_positive' } })
       t.equal(noSuch.response.status, 404)
-
-      const cve = await admin.GET('/vulnerability/{cveId}', { params: { path: { cveId: first.cveId } } })
-      t.equal(cve.response.status, 200)
-      t.equal(cve.data?.id, first.cveId, 'the CVE from the index')
-      t.ok(cve.data?.affectedHosts.includes('127.0.0.1'), 'with the hosts it affects')
-      t.equal((await admin.GET('/vulnerability/{cveId}', { params: { path: { cveId: 'CVE-1999-99999' } } })).response.status, 404, 'a CVE the index does not hold is a 404')
     })
 
     t.test('deleting a host removes it and its findings', async (t) => {
