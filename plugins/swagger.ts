@@ -48,7 +48,8 @@ export default fp(async function swaggerPlugin (fastify) {
     await instance.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: { persistAuthorization: false, tryItOutEnabled: true, displayOperationId: true },
-      staticCSP: true,
+      // helmet already sets one CSP for every response; a second one here would intersect with it.
+      staticCSP: false,
       // "Try it out" must call the server that serves the page (any port, any host name, behind a proxy),
       // not the document's example server; a relative URL resolves against the page's own origin.
       transformSpecification: (spec) => ({ ...spec, servers: [{ url: '/', description: 'This server' }] })
