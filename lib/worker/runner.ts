@@ -109,17 +109,25 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     log.info({ scanId, hosts: hosts.length, batches: batches.length, ports: template.ports.length }, 'scan planned')
   }
 
-  /** Match each open port's CPE names; ports whose products the NVD could not supply stay unsettled. */
-  async function match (host: HostResult, template: Template, signal: AbortSignal): Promise<{ findings: NewFinding[], settled: number[], unchecked: string[] }> {
+  /**
+   * Match each open port's CPE names; ports whose products the NVD could not supply stay unsettled.
+   * `available` remembers, for the batch, which vendor:product the NVD could supply, so that hosts
+   * running the same products do not ask again.
+   */
+  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<{ findings: NewFinding[], settled: number[], unchecked: string[] }> {
     const open = host.ports.filter((p) => p.state === 'open')
     const openSet = new Set(open.map((p) => p.port))
     const filtered = new Set(host.ports.filter((p) => p.state === 'filtered').map((p) => p.port))
     // A port found closed now has no service left, so its old findings are fixed.
     const settled = template.ports.filter((p) => !openSet.has(p) && !filtered.has(p))
     if (!template.nvd) return { findings: [], settled: [], unchecked: [] }
-    const products = open.flatMap((p) => p.service ? productsOf(p.service) : [])
-    const ensured = products.length > 0 ? await nvd.ensure(products, signal) : { failed: [] }
-    const failed = new Set(ensured.failed.map((p) => `${p.vendor}:${p.product}`))
+    const todo = open.flatMap((p) => p.service ? productsOf(p.service) : []).filter((p) => !available.has(`${p.vendor}:${p.product}`))
+    if (todo.length > 0) {
+      const ensured = await nvd.ensure(todo, signal)
+      for (const p of todo) available.set(`${p.vendor}:${p.product}`, true)
+      for (const p of ensured.failed) available.set(`${p.vendor}:${p.product}`, false)
+    }
+    const failed = new Set([...available].filter(([, ok]) => !ok).map(([key]) => key))
     const findings: NewFinding[] = []
     const unchecked = new Set<string>()
     for (const port of open) {
@@ -198,6 +206,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
 
     const summary: BatchSummary = { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [] }
     const unchecked = new Set<string>()
+    const available = new Map<string, boolean>()
     let lastReport = 0
     let writes = Promise.resolve()
     const writeHost = async (host: HostResult): Promise<void> => {
@@ -205,7 +214,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       else summary.hostsDown++
       // Down hosts nobody has seen before are not worth a record; known ones are marked down.
       if (!host.up && (await results.getHost(host.address)) === null) return
-      const m = await match(host, template, ac.signal)
+      const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       for (const f of m.findings) summary.findings[f.severity]++
