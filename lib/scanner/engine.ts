@@ -4,7 +4,7 @@
 
 import { setMaxListeners } from 'node:events'
 import { detectService, type DetectOptions } from './detect'
-import { canonicalAddress, scanPorts, type PortScanHost } from './portscan'
+import { abortReason, canonicalAddress, scanPorts, type PortScanHost } from './portscan'
 import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
 import type { HostResult, PortResult, ScanProgress, ServiceInfo, Target, Template } from './types'
 
@@ -64,13 +64,6 @@ function aborted (signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true
 }
 
-function abortError (signal: AbortSignal): Error {
-  const r: unknown = signal.reason
-  if (r instanceof Error) return r
-  const e = new Error('The scan was cancelled')
-  e.name = 'AbortError'
-  return e
-}
 
 /**
  * Port-scan the hosts with the template's ports, then detect services on the open ports unless the
@@ -79,7 +72,7 @@ function abortError (signal: AbortSignal): Error {
  */
 export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions): Promise<HostResult[]> {
   const { template, signal } = opts
-  if (signal?.aborted === true) throw abortError(signal)
+  if (signal?.aborted === true) throw abortReason(signal)
   const detect = opts.detect ?? detectService
   const level = template.detection
   const limit = limiter(Math.max(1, opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency))
@@ -159,11 +152,11 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
       onHost: onPortsDone
     })
     await Promise.all(pending)
-    if (aborted(signal)) throw abortError(signal as AbortSignal)
+    if (aborted(signal)) throw abortReason(signal as AbortSignal)
     return results
   } catch (err) {
     inner.abort(err)
-    throw aborted(signal) ? abortError(signal as AbortSignal) : err
+    throw aborted(signal) ? abortReason(signal as AbortSignal) : err
   } finally {
     signal?.removeEventListener('abort', onAbort)
   }

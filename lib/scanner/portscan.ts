@@ -153,7 +153,8 @@ function validPorts (ports: number[]): number[] {
   return out
 }
 
-function abortReason (signal: AbortSignal): Error {
+/** Why a scan stopped: the signal's reason when it is an Error, else an AbortError. */
+export function abortReason (signal: AbortSignal): Error {
   const r: unknown = signal.reason
   if (r instanceof Error) return r
   const e = new Error('The scan was cancelled')

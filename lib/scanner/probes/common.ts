@@ -102,3 +102,15 @@ export function clean<T extends object> (obj: T): T {
   for (const k of Object.keys(obj) as Array<keyof T>) if (obj[k] === undefined) delete obj[k]
   return obj
 }
+
+/** A banner signature: the pattern, and the product it names (group 1, when present, is the version). */
+export type ProductSignature = [RegExp, string]
+
+/** The first signature that matches `text`: its product and, when captured, its version. */
+export function matchProduct (text: string, signatures: ProductSignature[]): { product: string, version?: string } | undefined {
+  for (const [re, product] of signatures) {
+    const m = re.exec(text)
+    if (m) return m[1] ? { product, version: m[1] } : { product }
+  }
+  return undefined
+}

@@ -1,10 +1,10 @@
 // FTP speaks first with a 220 greeting (RFC 959), single or multi-line (`220-` … `220 `).
 
-import { clean, distroTag, joinInfo, lines, type ProbeMatch } from './common'
+import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
 
 export const ports = [21, 2121]
 
-const PRODUCTS: Array<[RegExp, string]> = [
+const PRODUCTS: ProductSignature[] = [
   [/\bvsFTPd\s+([\d.]+\w*)/i, 'vsftpd'],
   [/\bvsFTPd\b()/i, 'vsftpd'],
   [/\bProFTPD\s+(\d[\w.]*)/, 'ProFTPD'],
@@ -55,14 +55,8 @@ export function parse (reply: Buffer, port?: number): ProbeMatch | null {
     const text = g.join(' ')
     if (SMTP_WORDS.test(text)) return null
     const result: ProbeMatch = { service: 'ftp' }
-    for (const [re, product] of PRODUCTS) {
-      const m = re.exec(text)
-      if (m) {
-        result.product = product
-        if (m[1]) result.version = m[1].replace(/ beta$/, '')
-        break
-      }
-    }
+    const found = matchProduct(text, PRODUCTS)
+    if (found) Object.assign(result, found, found.version ? { version: found.version.replace(/ beta$/, '') } : {})
     if (!result.product && !/\bftp/i.test(text) && !(port && ports.includes(port))) return null
     const tag = distroTag(text)
     if (tag) result.distro = tag.distro

@@ -1,10 +1,10 @@
 // IMAP speaks first: `* OK [CAPABILITY …] greeting` or `* PREAUTH`/`* BYE` (RFC 9051).
 
-import { clean, distroTag, firstLine, joinInfo, type ProbeMatch } from './common'
+import { clean, distroTag, firstLine, joinInfo, matchProduct, type ProbeMatch, type ProductSignature } from './common'
 
 export const ports = [143, 993]
 
-const PRODUCTS: Array<[RegExp, string]> = [
+const PRODUCTS: ProductSignature[] = [
   [/\bDovecot\b()/, 'Dovecot'],
   [/\bCourier-IMAP\b()/, 'Courier Imapd'],
   [/\bCyrus IMAP(?:4)? v?(\d[\w.]*)/, 'Cyrus imapd'],
@@ -29,14 +29,7 @@ export function parse (reply: Buffer): ProbeMatch | null {
   const text = caps ? rest.slice(caps[0].length).trim() : rest
   if (caps && !/\bIMAP4(rev\d)?\b/i.test(caps[1])) return null
   const result: ProbeMatch = { service: 'imap' }
-  for (const [re, product] of PRODUCTS) {
-    const pm = re.exec(text)
-    if (pm) {
-      result.product = product
-      if (pm[1]) result.version = pm[1]
-      break
-    }
-  }
+  Object.assign(result, matchProduct(text, PRODUCTS))
   const tag = distroTag(text)
   if (tag) result.distro = tag.distro
   result.extraInfo = joinInfo(m[1].toUpperCase() === 'PREAUTH' && 'pre-authenticated',

@@ -1,10 +1,10 @@
 // POP3 speaks first: `+OK greeting` (RFC 1939).
 
-import { clean, distroTag, firstLine, type ProbeMatch } from './common'
+import { clean, distroTag, firstLine, matchProduct, type ProbeMatch, type ProductSignature } from './common'
 
 export const ports = [110, 995]
 
-const PRODUCTS: Array<[RegExp, string]> = [
+const PRODUCTS: ProductSignature[] = [
   [/\bDovecot\b()/, 'Dovecot'],
   [/\bCourier-POP3\b()/i, 'Courier pop3d'],
   [/\bCyrus POP3 v?(\d[\w.-]*)/, 'Cyrus pop3d'],
@@ -26,14 +26,7 @@ export function parse (reply: Buffer): ProbeMatch | null {
   if (line.trim() === '+OK') return null
   const text = line.slice(3).trim()
   const result: ProbeMatch = { service: 'pop3' }
-  for (const [re, product] of PRODUCTS) {
-    const m = re.exec(text)
-    if (m) {
-      result.product = product
-      if (m[1]) result.version = m[1]
-      break
-    }
-  }
+  Object.assign(result, matchProduct(text, PRODUCTS))
   const tag = distroTag(text)
   if (tag) result.distro = tag.distro
   return clean(result)

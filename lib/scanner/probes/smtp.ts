@@ -1,14 +1,14 @@
 // SMTP speaks first with a 220 greeting (RFC 5321): `220 host ESMTP product…`.
 
 import { greeting } from './ftp'
-import { clean, distroTag, joinInfo, lines, type ProbeMatch } from './common'
+import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
 
 export const ports = [25, 465, 587, 2525]
 
 /** Sent after an ambiguous 220 greeting: an SMTP server answers 250, an FTP server 500. */
 export const ehlo = Buffer.from('EHLO vulnscan.invalid\r\n')
 
-const PRODUCTS: Array<[RegExp, string]> = [
+const PRODUCTS: ProductSignature[] = [
   [/\bPostfix\b()/, 'Postfix'],
   [/\bExim\s+(\d[\w.]*)/, 'Exim'],
   [/\bExim\b()/, 'Exim'],
@@ -42,14 +42,7 @@ export function parse (reply: Buffer, port?: number): ProbeMatch | null {
   }
   const text = g.join(' ')
   const result: ProbeMatch = { service: 'smtp' }
-  for (const [re, product] of PRODUCTS) {
-    const m = re.exec(text)
-    if (m) {
-      result.product = product
-      if (m[1]) result.version = m[1]
-      break
-    }
-  }
+  Object.assign(result, matchProduct(text, PRODUCTS))
   if (!result.product && !/\bE?SMTP\b/i.test(text) && !(port && ports.includes(port))) return null
   const host = /^(\S+\.\S+)\s/.exec(text)
   const tag = distroTag(text)

@@ -1,12 +1,12 @@
 // SSH speaks first: the identification string `SSH-protoversion-softwareversion SP comments`
 // (RFC 4253 section 4.2), possibly after other lines, which the RFC allows.
 
-import { clean, distroTag, joinInfo, lines, type ProbeMatch } from './common'
+import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
 
 export const ports = [22, 2222]
 
 /** Products by the prefix of the software-version field; the rest of the field is the version. */
-const PRODUCTS: Array<[RegExp, string]> = [
+const PRODUCTS: ProductSignature[] = [
   [/^OpenSSH_([\w.]+)/, 'OpenSSH'],
   [/^dropbear_([\w.]+)/i, 'Dropbear sshd'],
   [/^libssh_([\w.]+)/, 'libssh'],
@@ -35,14 +35,7 @@ export function parse (reply: Buffer): ProbeMatch | null {
   if (!m) return { service: 'ssh', extraInfo: 'malformed identification string' }
   const [, proto, software, comment] = m
   const result: ProbeMatch = { service: 'ssh' }
-  for (const [re, product] of PRODUCTS) {
-    const pm = re.exec(software)
-    if (pm) {
-      result.product = product
-      if (pm[1]) result.version = pm[1]
-      break
-    }
-  }
+  Object.assign(result, matchProduct(software, PRODUCTS))
   const tag = comment ? distroTag(comment) : undefined
   if (tag) result.distro = tag.distro
   result.extraInfo = joinInfo(comment ? comment.trim() : undefined, `protocol ${proto}`)
