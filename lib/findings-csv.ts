@@ -3,9 +3,12 @@
 import type { FindingQuery, FindingRecord, ResultsStore } from './store/results-types'
 
 export const CSV_COLUMNS = [
-  'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'status', 'confidence', 'confidenceNote',
-  'product', 'version', 'matchedCpe', 'criterion', 'reason', 'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description'
+  'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',
+  'status', 'confidence', 'confidenceNote', 'source', 'rule', 'product', 'version', 'matchedCpe', 'criterion', 'reason',
+  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description'
 ] as const
+
+type Column = typeof CSV_COLUMNS[number]
 
 // A spreadsheet runs a cell that starts with one of these as a formula (CSV injection); tab and CR count too.
 const FORMULA_START = /^[=+\-@\t\r]/
@@ -22,8 +25,18 @@ export function csvRow (cells: (string | number | boolean | null | undefined)[])
   return cells.map(csvCell).join(',') + '\r\n'
 }
 
+function cell (f: FindingRecord, c: Column): string | number | boolean | null {
+  switch (c) {
+    case 'kev': return f.kev?.dateAdded ?? ''
+    case 'kevRansomware': return f.kev === null ? '' : f.kev.ransomware === true
+    case 'epss': return f.epss?.score ?? null
+    case 'epssPercentile': return f.epss?.percentile ?? null
+    default: return f[c]
+  }
+}
+
 export function findingCsvRow (f: FindingRecord): string {
-  return csvRow(CSV_COLUMNS.map((c) => c === 'kev' ? (f.kev?.dateAdded ?? '') : f[c]))
+  return csvRow(CSV_COLUMNS.map((c) => cell(f, c)))
 }
 
 const CHUNK = 500

@@ -3,15 +3,34 @@ import { pageOf, ref, StringEnum } from './common'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
 const SEVERITIES: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
-const STATUSES: ['open', 'fixed', 'reopened', 'accepted', 'false_positive'] = ['open', 'fixed', 'reopened', 'accepted', 'false_positive']
+const STATUSES: ['open', 'fixed', 'reopened', 'accepted', 'false_positive', 'fixed_by_distribution', 'potential'] =
+  ['open', 'fixed', 'reopened', 'accepted', 'false_positive', 'fixed_by_distribution', 'potential']
+const SOURCES: ['nvd', 'cna', 'adp', 'distribution'] = ['nvd', 'cna', 'adp', 'distribution']
 const CVE_PATTERN = '^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,}$'
 
 export const KevSchema = Type.Object({
   dateAdded: Type.String({ description: 'When CISA added the CVE to its Known Exploited Vulnerabilities catalog' }),
   dueDate: Type.Optional(Type.String()),
   requiredAction: Type.Optional(Type.String()),
-  name: Type.Optional(Type.String())
+  name: Type.Optional(Type.String()),
+  ransomware: Type.Optional(Type.Boolean({ description: 'CISA knows of its use in ransomware campaigns (from the KEV catalog)' }))
 }, { $id: 'Kev', description: 'CISA Known Exploited Vulnerabilities entry' })
+
+export const EpssSchema = Type.Object({
+  score: Type.Number({ minimum: 0, maximum: 1, description: 'Probability of exploitation activity in the next 30 days' }),
+  percentile: Type.Number({ minimum: 0, maximum: 1, description: 'Share of scored CVEs with a lower or equal score' }),
+  date: Type.String({ description: 'The day FIRST scored it' })
+}, { $id: 'Epss', description: 'FIRST Exploit Prediction Scoring System score' })
+
+export const DistributionEvidenceSchema = Type.Object({
+  family: Type.String({ description: 'Distribution family the banner shows, e.g. debian or ubuntu' }),
+  release: nullable(Type.String(), 'Release codename, e.g. bookworm, when the banner shows it'),
+  sourcePackage: nullable(Type.String(), 'The distribution source package of the product, e.g. openssh'),
+  packageVersion: nullable(Type.String(), 'The package version the banner shows, e.g. 1:9.2p1-2+deb12u3'),
+  fixedVersion: nullable(Type.String(), 'The version the tracker names as fixed in that release (0: never affected)'),
+  trackerStatus: nullable(Type.String(), 'The tracker status for the release: resolved, open, undetermined, not-affected'),
+  urgency: nullable(Type.String(), 'The tracker urgency or priority')
+}, { $id: 'DistributionEvidence', description: 'The distribution package the banner shows and what its security tracker says of this CVE' })
 
 export const FindingSchema = Type.Object({
   id: Type.String({ description: 'Stable id from address, port and CVE: the same finding in every scan' }),
@@ -23,17 +42,22 @@ export const FindingSchema = Type.Object({
   cvssVersion: nullable(Type.String(), 'CVSS version of the score'),
   cvssVector: nullable(Type.String(), 'CVSS vector of the score'),
   kev: Type.Union([ref(KevSchema), Type.Null()], { description: 'Known exploited (CISA KEV); null when not listed' }),
+  epss: Type.Union([ref(EpssSchema), Type.Null()], { description: 'FIRST EPSS score; null when not scored or not imported' }),
   description: Type.String(),
   product: Type.String(),
   version: nullable(Type.String(), 'Version the scan identified; null when the product showed none'),
   matchedCpe: Type.String({ description: 'The CPE 2.3 name the scan derived from the service' }),
   criterion: Type.String({ description: 'The NVD criterion that matched, with its version bounds' }),
   reason: Type.String({ description: 'Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)`' }),
-  confidence: StringEnum(['high', 'medium', 'low'], { description: 'high: exact upstream version; medium: a distro tag in the banner (the distro may have backported the fix); low: product without version' }),
+  source: StringEnum(SOURCES, { description: 'The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker)' }),
+  rule: Type.String({ description: 'The exact rule of that source that decided it' }),
+  observed: StringEnum(['open', 'fixed_by_distribution', 'potential'], { description: 'What the last scan concluded, whatever a user decided since' }),
+  distribution: Type.Union([ref(DistributionEvidenceSchema), Type.Null()], { description: 'The distribution package and tracker entry; null when the banner shows no distribution' }),
+  confidence: StringEnum(['high', 'medium', 'low'], { description: 'high: exact upstream version under an NVD rule, or a tracker that says the running revision is vulnerable; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version' }),
   confidenceNote: nullable(Type.String(), 'What qualifies the confidence, e.g. a possible backport or a required platform'),
   evidence: Type.String({ description: 'The banner or reply that shows the product and version' }),
   requiresPlatform: Type.Array(Type.String(), { description: 'Platform CPEs the NVD configuration also requires (not visible to a scan)' }),
-  status: StringEnum(STATUSES, { description: 'open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep)' }),
+  status: StringEnum(STATUSES, { description: 'open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates' }),
   firstSeen: Type.String({ format: 'date-time' }),
   lastSeen: Type.String({ format: 'date-time' }),
   lastScanId: Type.String(),
@@ -55,11 +79,12 @@ const findingFilterProperties = {
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
   severity: Type.Optional(StringEnum(SEVERITIES, { description: 'Only findings of this severity' })),
   minCvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'Only findings with a CVSS score at least this (findings without a score are left out)' })),
+  minEpss: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Only findings with an EPSS score at least this (findings without one are left out)' })),
   kev: Type.Optional(Type.Boolean({ description: 'true: only known exploited CVEs (CISA KEV); false: only the others' })),
   cveId: Type.Optional(Type.String({ pattern: CVE_PATTERN, maxLength: 32, description: 'Only findings of this CVE' })),
-  status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status' })),
+  status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
-  sort: Type.Optional(StringEnum(['cvss', 'lastSeen', 'firstSeen'], { default: 'cvss', description: 'Sort key; findings without a CVSS score sort below every scored one' })),
+  sort: Type.Optional(StringEnum(['cvss', 'lastSeen', 'firstSeen', 'risk'], { default: 'cvss', description: 'Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }
 

@@ -1,7 +1,7 @@
 // Every shared schema, registered once with addSchema by plugins/schemas.ts.
 import { ErrorSchema } from './common'
 import { HealthSchema } from './health'
-import { CveDetailSchema, FindingDecisionSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
+import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
 import { HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema, ApiKeySchema } from './key'
 import {
@@ -14,6 +14,6 @@ export const sharedSchemas = [
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
   ScanSummarySchema, ScanSchema, PageScanSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, PageHostSchema,
-  KevSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
+  KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema
 ]

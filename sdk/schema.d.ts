@@ -463,6 +463,34 @@ export interface components {
             dueDate?: string;
             requiredAction?: string;
             name?: string;
+            /** @description CISA knows of its use in ransomware campaigns (from the KEV catalog) */
+            ransomware?: boolean;
+        };
+        /** @description FIRST Exploit Prediction Scoring System score */
+        Epss: {
+            /** @description Probability of exploitation activity in the next 30 days */
+            score: number;
+            /** @description Share of scored CVEs with a lower or equal score */
+            percentile: number;
+            /** @description The day FIRST scored it */
+            date: string;
+        };
+        /** @description The distribution package the banner shows and what its security tracker says of this CVE */
+        DistributionEvidence: {
+            /** @description Distribution family the banner shows, e.g. debian or ubuntu */
+            family: string;
+            /** @description Release codename, e.g. bookworm, when the banner shows it */
+            release: string | null;
+            /** @description The distribution source package of the product, e.g. openssh */
+            sourcePackage: string | null;
+            /** @description The package version the banner shows, e.g. 1:9.2p1-2+deb12u3 */
+            packageVersion: string | null;
+            /** @description The version the tracker names as fixed in that release (0: never affected) */
+            fixedVersion: string | null;
+            /** @description The tracker status for the release: resolved, open, undetermined, not-affected */
+            trackerStatus: string | null;
+            /** @description The tracker urgency or priority */
+            urgency: string | null;
         };
         /** @description One CVE on one host and port */
         Finding: {
@@ -484,6 +512,8 @@ export interface components {
             cvssVector: string | null;
             /** @description Known exploited (CISA KEV); null when not listed */
             kev: components["schemas"]["Kev"] | null;
+            /** @description FIRST EPSS score; null when not scored or not imported */
+            epss: components["schemas"]["Epss"] | null;
             description: string;
             product: string;
             /** @description Version the scan identified; null when the product showed none */
@@ -495,7 +525,21 @@ export interface components {
             /** @description Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)` */
             reason: string;
             /**
-             * @description high: exact upstream version; medium: a distro tag in the banner (the distro may have backported the fix); low: product without version
+             * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker)
+             * @enum {string}
+             */
+            source: "nvd" | "cna" | "adp" | "distribution";
+            /** @description The exact rule of that source that decided it */
+            rule: string;
+            /**
+             * @description What the last scan concluded, whatever a user decided since
+             * @enum {string}
+             */
+            observed: "open" | "fixed_by_distribution" | "potential";
+            /** @description The distribution package and tracker entry; null when the banner shows no distribution */
+            distribution: components["schemas"]["DistributionEvidence"] | null;
+            /**
+             * @description high: exact upstream version under an NVD rule, or a tracker that says the running revision is vulnerable; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version
              * @enum {string}
              */
             confidence: "high" | "medium" | "low";
@@ -506,10 +550,10 @@ export interface components {
             /** @description Platform CPEs the NVD configuration also requires (not visible to a scan) */
             requiresPlatform: string[];
             /**
-             * @description open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep)
+             * @description open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates
              * @enum {string}
              */
-            status: "open" | "fixed" | "reopened" | "accepted" | "false_positive";
+            status: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
             /** Format: date-time */
             firstSeen: string;
             /** Format: date-time */
@@ -1454,16 +1498,18 @@ export interface operations {
                 severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
                 /** @description Only findings with a CVSS score at least this (findings without a score are left out) */
                 minCvss?: number;
+                /** @description Only findings with an EPSS score at least this (findings without one are left out) */
+                minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
                 /** @description Only findings of this CVE */
                 cveId?: string;
-                /** @description Only findings in this status */
-                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive";
+                /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
+                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one */
-                sort?: "cvss" | "lastSeen" | "firstSeen";
+                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "lastSeen" | "firstSeen" | "risk";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
             };
@@ -1546,16 +1592,18 @@ export interface operations {
                 severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
                 /** @description Only findings with a CVSS score at least this (findings without a score are left out) */
                 minCvss?: number;
+                /** @description Only findings with an EPSS score at least this (findings without one are left out) */
+                minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
                 /** @description Only findings of this CVE */
                 cveId?: string;
-                /** @description Only findings in this status */
-                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive";
+                /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
+                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one */
-                sort?: "cvss" | "lastSeen" | "firstSeen";
+                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "lastSeen" | "firstSeen" | "risk";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */

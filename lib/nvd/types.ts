@@ -19,6 +19,8 @@ export interface Kev {
   dueDate?: string
   requiredAction?: string
   name?: string
+  /** CISA's knownRansomwareCampaignUse is "Known" (from the KEV catalog; the NVD record does not say). */
+  ransomware?: boolean
 }
 
 export interface CpeCriterion {

@@ -1,10 +1,12 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
 import type { HostRecord, Page } from './types'
-import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
 import {
-  compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
+  compareBy, decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
   hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
 } from './results-merge'
+
+const EXPLOIT_BATCH = 1000
 
 interface HostEntry {
   record: HostRecord
@@ -161,6 +163,22 @@ export class MemoryResultsStore implements ResultsStore {
     const host = this.hosts.get(f.address)
     if (host) this.putHost({ ...host.record, ...hostTallies(this.hostFindings(f.address)) })
     return structuredClone(decided)
+  }
+
+  async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
+    const ids = [...new Set([...this.findings.values()].map((f) => f.cveId))]
+    let changed = 0
+    for (let i = 0; i < ids.length; i += EXPLOIT_BATCH) {
+      const context = await lookup(ids.slice(i, i + EXPLOIT_BATCH))
+      for (const [id, f] of this.findings) {
+        const c = context.get(f.cveId)
+        if (c === undefined || !exploitChanged(f, c)) continue
+        this.findings.set(id, { ...f, kev: c.kev, epss: c.epss })
+        changed++
+      }
+    }
+    if (changed > 0) this.changed()
+    return changed
   }
 
   async hostsForCve (cveId: string): Promise<string[]> {

@@ -17,8 +17,12 @@ const MAX_HOSTNAME_LENGTH = 253
 export const SEVERITY_RANK: Record<string, number> = { none: 0, unknown: 1, low: 2, medium: 3, high: 4, critical: 5 }
 
 /** Statuses that leave a finding out of a host's count and max severity. */
-const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive'])
+const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive', 'fixed_by_distribution', 'potential'])
 const USER_DECIDED = new Set<FindingStatus>(['accepted', 'false_positive'])
+/** Statuses the default lists leave out: nothing is open, and a list (or a CI gate) reading them would be misled. */
+export const HIDDEN_BY_DEFAULT: readonly FindingStatus[] = ['fixed_by_distribution', 'potential']
+/** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
+const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
 /** The canonical text of an IP address (compressed IPv6, dotted IPv4), or null when it is not one. */
 export function normalizeAddress (value: string): string | null {
@@ -114,12 +118,17 @@ export function findingRecord (f: FindingRecord): FindingRecord {
     cvssVersion: f.cvssVersion,
     cvssVector: f.cvssVector,
     kev: f.kev,
+    epss: f.epss ?? null,
     description: bounded(f.description),
     product: f.product,
     version: f.version,
     matchedCpe: f.matchedCpe,
     criterion: f.criterion,
     reason: f.reason,
+    source: f.source ?? 'nvd',
+    rule: f.rule ?? f.reason,
+    observed: f.observed ?? 'open',
+    distribution: f.distribution ?? null,
     confidence: f.confidence,
     confidenceNote: f.confidenceNote,
     evidence: bounded(f.evidence),
@@ -183,18 +192,23 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
     const prev = byId.get(id)
     if (prev === undefined) {
       byId.set(id, findingRecord({
-        ...fromNew(nf, address), id, status: 'open', firstSeen: at, lastSeen: at, lastScanId: write.scanId,
+        ...fromNew(nf, address), id, status: nf.observed, firstSeen: at, lastSeen: at, lastScanId: write.scanId,
         fixedAt: null, comment: null, decidedBy: null, decidedAt: null
       }))
-      counts.newFindings++
+      if (nf.observed === 'open') counts.newFindings++
       continue
     }
+    const later = Date.parse(at) >= Date.parse(prev.lastSeen)
     let status = prev.status
     if (status === 'fixed' && (prev.fixedAt === null || Date.parse(at) > Date.parse(prev.fixedAt))) {
-      status = 'reopened'
-      counts.reopened++
+      // Seen again after a fix: reopened when it is open again, otherwise what the scan concluded.
+      status = nf.observed === 'open' ? 'reopened' : nf.observed
+      if (status === 'reopened') counts.reopened++
+    } else if (!USER_DECIDED.has(status) && status !== 'fixed' && later) {
+      // A user's decision stands; otherwise the newest scan says whether the distribution fixed it or a version showed.
+      if (nf.observed !== 'open') status = nf.observed
+      else if (status === 'fixed_by_distribution' || status === 'potential') status = 'open'
     }
-    const later = Date.parse(at) >= Date.parse(prev.lastSeen)
     byId.set(id, findingRecord({
       // The newest observation describes the finding (NVD data may have changed since).
       ...(later ? fromNew(nf, address) : prev),
@@ -213,7 +227,7 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   const settled = new Set(write.settledPorts)
   for (const [id, f] of byId) {
     if (seen.has(id) || !settled.has(f.port)) continue
-    if (f.status !== 'open' && f.status !== 'reopened') continue
+    if (!SETTLEABLE.has(f.status)) continue
     if (Date.parse(f.lastSeen) > Date.parse(at)) continue
     byId.set(id, { ...f, status: 'fixed', fixedAt: at })
     counts.fixed++
@@ -236,6 +250,11 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
 
 function fromNew (nf: NewFinding, address: string): NewFinding {
   return { ...nf, address, cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
+}
+
+/** Whether KEV or EPSS data differ from what the finding holds. */
+export function exploitChanged (f: FindingRecord, c: { kev: FindingRecord['kev'], epss: FindingRecord['epss'] }): boolean {
+  return JSON.stringify(f.kev) !== JSON.stringify(c.kev) || JSON.stringify(f.epss) !== JSON.stringify(c.epss)
 }
 
 /** A user's decision on a finding: `open` withdraws an earlier decision. */
@@ -276,7 +295,18 @@ export function severityScore (maxSeverity: string | null): number {
 }
 
 export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
-export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', lastSeen: 'desc', firstSeen: 'desc' } as const
+export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
+
+/**
+ * One number that orders findings by risk: KEV with known ransomware use, then KEV, then the others; within
+ * each, EPSS (a missing score below every real one), then CVSS (likewise). Exact in a double and in a Redis score.
+ */
+export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): number {
+  const kev = f.kev === null ? 0 : f.kev.ransomware === true ? 2 : 1
+  const epss = f.epss === null || f.epss === undefined ? 0 : 1 + Math.round(f.epss.score * 100_000)
+  const cvss = f.cvss === null ? 0 : 1 + Math.round(f.cvss * 10)
+  return kev * 1e12 + epss * 1e3 + cvss
+}
 
 /** The sort value of a host; ties are broken by address text, and `desc` is the exact reverse of `asc`. */
 export function hostSortValue (h: HostRecord, sort: NonNullable<HostQuery['sort']>): number | string {
@@ -294,16 +324,18 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
     case 'cvss': return f.cvss ?? -1
     case 'lastSeen': return Date.parse(f.lastSeen)
     case 'firstSeen': return Date.parse(f.firstSeen)
+    case 'risk': return riskValue(f)
   }
 }
 
 export function findingMatches (f: FindingRecord, q: FindingQuery): boolean {
   if (q.severity !== undefined && f.severity !== q.severity) return false
   if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false
+  if (q.minEpss !== undefined && (f.epss === null || f.epss.score < q.minEpss)) return false
   if (q.kev !== undefined && (f.kev !== null) !== q.kev) return false
   if (q.cveId !== undefined && f.cveId !== q.cveId.toUpperCase()) return false
   if (q.host !== undefined && f.address !== q.host) return false
-  if (q.status !== undefined && f.status !== q.status) return false
+  if (q.status !== undefined ? f.status !== q.status : HIDDEN_BY_DEFAULT.includes(f.status)) return false
   if (q.confidence !== undefined && f.confidence !== q.confidence) return false
   return true
 }

@@ -5,10 +5,10 @@
 // an update.
 import type { Redis } from 'ioredis'
 import type { HostRecord, Page } from './types'
-import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
 import {
-  addressSortKey, decide, FINDING_SORT_DEFAULT_ORDER, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
-  isStanding, mergeHostWrite, normalizeAddress, SEVERITY_RANK, severityScore, sortAddresses
+  addressSortKey, decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
+  isStanding, mergeHostWrite, normalizeAddress, riskValue, SEVERITY_RANK, severityScore, sortAddresses
 } from './results-merge'
 import { MemoryResultsStore } from './results-memory'
 
@@ -119,6 +119,7 @@ interface QuerySpec {
   text: [string, string] | false
 }
 const MAX_ATTEMPTS = 50
+const EXPLOIT_BATCH = 500
 
 type Op = string[]
 
@@ -214,7 +215,9 @@ export class RedisResultsStore implements ResultsStore {
         ['SREM', this.key('findings', 'host', prev!.address), id],
         ['ZREM', this.key('findings', 'by-cvss'), id],
         ['ZREM', this.key('findings', 'by-lastSeen'), id],
-        ['ZREM', this.key('findings', 'by-firstSeen'), id])
+        ['ZREM', this.key('findings', 'by-firstSeen'), id],
+        ['ZREM', this.key('findings', 'by-risk'), id],
+        ['ZREM', this.key('findings', 'by-epss'), id])
       return ops
     }
     for (const k of news) ops.push(['SADD', k, id])
@@ -223,7 +226,9 @@ export class RedisResultsStore implements ResultsStore {
       ['SADD', this.key('findings', 'host', next.address), id],
       ['ZADD', this.key('findings', 'by-cvss'), String(next.cvss ?? -1), id],
       ['ZADD', this.key('findings', 'by-lastSeen'), String(Date.parse(next.lastSeen)), id],
-      ['ZADD', this.key('findings', 'by-firstSeen'), String(Date.parse(next.firstSeen)), id])
+      ['ZADD', this.key('findings', 'by-firstSeen'), String(Date.parse(next.firstSeen)), id],
+      ['ZADD', this.key('findings', 'by-risk'), String(riskValue(next)), id],
+      ['ZADD', this.key('findings', 'by-epss'), String(next.epss?.score ?? -1), id])
     return ops
   }
 
@@ -311,12 +316,14 @@ export class RedisResultsStore implements ResultsStore {
     if (query.host !== undefined) sets.push(this.key('findings', 'host', normalizeAddress(query.host) ?? query.host))
     if (query.cveId !== undefined) sets.push(this.key('findings', 'cve', query.cveId.toUpperCase()))
     if (query.status !== undefined) sets.push(this.key('findings', 'status', query.status))
+    else for (const st of HIDDEN_BY_DEFAULT) notSets.push(this.key('findings', 'status', st))
     if (query.severity !== undefined) sets.push(this.key('findings', 'severity', query.severity))
     if (query.confidence !== undefined) sets.push(this.key('findings', 'confidence', query.confidence))
     if (query.kev === true) sets.push(this.key('findings', 'kev'))
     if (query.kev === false) notSets.push(this.key('findings', 'kev'))
     const ranges: [string, string, string][] = []
     if (query.minCvss !== undefined) ranges.push([this.key('findings', 'by-cvss'), String(query.minCvss), '+inf'])
+    if (query.minEpss !== undefined) ranges.push([this.key('findings', 'by-epss'), String(query.minEpss), '+inf'])
     const page = await this.query({
       sort: this.key('findings', `by-${sort}`),
       byMember: this.key('findings', `by-${sort}`),
@@ -355,6 +362,45 @@ export class RedisResultsStore implements ResultsStore {
       if (await this.apply(found.address, state.rev, ops)) return next
     }
     throw new Error(`could not decide finding ${id}: its host kept changing under concurrent writes`)
+  }
+
+  async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
+    // Findings are walked per CVE (each CVE's set holds its findings), a batch of CVEs at a time; each
+    // changed finding is written under its host's revision like any other write, so a concurrent scan wins or retries.
+    const cves: string[] = []
+    let cursor = '0'
+    const pattern = this.key('findings', 'cve', '*')
+    const strip = this.key('findings', 'cve', '').length
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      cursor = next
+      for (const k of keys) cves.push(k.slice(strip))
+    } while (cursor !== '0')
+    let changed = 0
+    for (let i = 0; i < cves.length; i += EXPLOIT_BATCH) {
+      const batch = cves.slice(i, i + EXPLOIT_BATCH)
+      const context = await lookup(batch)
+      for (const cve of batch) {
+        const c = context.get(cve)
+        if (c === undefined) continue
+        for (const id of await this.redis.smembers(this.key('findings', 'cve', cve))) {
+          if (await this.refreshOne(id, c)) changed++
+        }
+      }
+    }
+    return changed
+  }
+
+  private async refreshOne (id: string, c: { kev: FindingRecord['kev'], epss: FindingRecord['epss'] }): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = await this.getFinding(id)
+      if (found === null || !exploitChanged(found, c)) return false
+      const state = await this.snapshot(found.address)
+      const prev = state.findings.find((f) => f.id === id)
+      if (prev === undefined) return false
+      if (await this.apply(found.address, state.rev, this.findingOps(prev, { ...prev, kev: c.kev, epss: c.epss }))) return true
+    }
+    throw new Error(`could not refresh finding ${id}: its host kept changing under concurrent writes`)
   }
 
   async hostsForCve (cveId: string): Promise<string[]> {

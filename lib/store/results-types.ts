@@ -3,10 +3,46 @@ import type { HostResult } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
 import type { HostRecord, Page } from './types'
 
-/** high: exact upstream version; medium: distro tag in the banner (a backported fix is possible); low: product without version. */
+/**
+ * high: exact upstream version under an NVD rule, or a distribution tracker that says the running revision is
+ * still vulnerable; medium: a CNA-only range, a distribution family without its revision, a required platform;
+ * low: product without version.
+ */
 export type Confidence = 'high' | 'medium' | 'low'
 
-export type FindingStatus = 'open' | 'fixed' | 'reopened' | 'accepted' | 'false_positive'
+/**
+ * open, fixed, reopened: what scans saw; accepted, false_positive: a user's decision; fixed_by_distribution: the
+ * running package revision carries the fix; potential: the product showed no version. Only open and reopened
+ * count in severity totals, host tallies and CI gates.
+ */
+export type FindingStatus = 'open' | 'fixed' | 'reopened' | 'accepted' | 'false_positive' | 'fixed_by_distribution' | 'potential'
+
+/** What a scan concluded for one CVE on one port; the store keeps a user's decision over it. */
+export type ObservedStatus = 'open' | 'fixed_by_distribution' | 'potential'
+
+/** The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, or a distribution tracker. */
+export type FindingSource = 'nvd' | 'cna' | 'adp' | 'distribution'
+
+/** FIRST's EPSS: the probability of exploitation in the next 30 days, its percentile, and the day it was scored. */
+export interface Epss {
+  score: number
+  percentile: number
+  date: string
+}
+
+/** What the banner showed of the distribution package, and what the distribution's tracker says of this CVE. */
+export interface DistributionEvidence {
+  family: string
+  release: string | null
+  sourcePackage: string | null
+  /** The full package version the wire shows (epoch:upstream-revision), when it shows the revision. */
+  packageVersion: string | null
+  /** The version the tracker names as fixed in that release ('0' when the release was never affected). */
+  fixedVersion: string | null
+  /** The tracker's status for the release: resolved, open, undetermined, not-affected… */
+  trackerStatus: string | null
+  urgency: string | null
+}
 
 /** A finding as the worker produces it for one host and port. */
 export interface NewFinding {
@@ -18,6 +54,7 @@ export interface NewFinding {
   cvssVersion: string | null
   cvssVector: string | null
   kev: Kev | null
+  epss: Epss | null
   description: string
   product: string
   version: string | null
@@ -27,6 +64,13 @@ export interface NewFinding {
   criterion: string
   /** Why it matched, e.g. "2.0.11 < 2.0.16 (versionEndExcluding)". */
   reason: string
+  /** The data that decided the finding's status. */
+  source: FindingSource
+  /** The exact rule of that source, e.g. `nvd: cpe:…:openssh:*… < 9.6 matched 9.2p1` or the tracker's fixed version. */
+  rule: string
+  /** What the scan concluded: open, fixed_by_distribution or potential. */
+  observed: ObservedStatus
+  distribution: DistributionEvidence | null
   confidence: Confidence
   /** Said to the user with the confidence, e.g. the distro backport caveat or a required platform. */
   confidenceNote: string | null
@@ -86,14 +130,21 @@ export interface FindingQuery {
   offset: number
   severity?: Severity | 'unknown'
   minCvss?: number
+  /** Only findings whose EPSS score is at least this (findings without one are left out). */
+  minEpss?: number
   kev?: boolean
   cveId?: string
   host?: string
+  /** Without a status, fixed_by_distribution and potential findings are left out (the default lists). */
   status?: FindingStatus
   confidence?: Confidence
-  sort?: 'cvss' | 'lastSeen' | 'firstSeen'
+  /** risk: KEV (ransomware use first), then EPSS, then CVSS. */
+  sort?: 'cvss' | 'lastSeen' | 'firstSeen' | 'risk'
   order?: SortDirection
 }
+
+/** KEV and EPSS data of CVEs, as the data sources hold them now. */
+export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, { kev: Kev | null, epss: Epss | null }>>
 
 export interface ResultsStore {
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */
@@ -110,4 +161,9 @@ export interface ResultsStore {
   decideFinding(id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null>
   /** Addresses with a standing finding (neither fixed nor false positive) for the CVE, in address order. */
   hostsForCve(cveId: string): Promise<string[]>
+  /**
+   * Bring every finding's KEV and EPSS data up to date from `lookup` (called with batches of CVE ids), without a
+   * re-scan. Returns how many findings changed.
+   */
+  refreshExploitContext(lookup: ExploitLookup): Promise<number>
 }

@@ -60,6 +60,7 @@ export function findingsForPort (address: string, port: PortResult, matchesByCpe
     for (const m of matches) {
       if (m.cve.rejected || byCve.has(m.cve.id)) continue
       const { confidence, note } = confidenceOf(service, m)
+      const criterion = describeCriterion(m.criterion)
       byCve.set(m.cve.id, {
         address,
         port: port.port,
@@ -69,12 +70,18 @@ export function findingsForPort (address: string, port: PortResult, matchesByCpe
         cvssVersion: m.cve.cvssVersion,
         cvssVector: m.cve.cvssVector,
         kev: m.cve.kev,
+        epss: null,
         description: m.cve.description,
         product: service.product ?? service.service,
         version: service.version ?? null,
         matchedCpe: cpe,
-        criterion: describeCriterion(m.criterion),
+        criterion,
         reason: m.reason,
+        source: 'nvd',
+        rule: `nvd: ${criterion}: ${m.reason}`,
+        // A product seen without a version is a lead to check, never an open finding.
+        observed: confidence === 'low' ? 'potential' : 'open',
+        distribution: null,
         confidence,
         confidenceNote: note,
         evidence: evidenceOf(service),

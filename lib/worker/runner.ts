@@ -133,15 +133,18 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     for (const port of open) {
       const service = port.service
       if (!service || service.cpe.length === 0) continue
+      // An alias the NVD could not supply hides nothing the others match: the port is matched on what is
+      // known, and left unsettled so that no finding the missing alias may hold is marked fixed.
       const missing = productsOf(service).filter((p) => failed.has(`${p.vendor}:${p.product}`))
-      if (missing.length > 0) {
-        for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
-        continue
-      }
+      for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
+      const missingCpes = new Set(service.cpe.filter((cpe) => {
+        const ref = productsOf({ ...service, cpe: [cpe] })[0]
+        return ref !== undefined && failed.has(`${ref.vendor}:${ref.product}`)
+      }))
       const byCpe = new Map<string, CveMatch[]>()
-      for (const cpe of service.cpe) byCpe.set(cpe, await nvd.index.match(cpe))
+      for (const cpe of service.cpe) if (!missingCpes.has(cpe)) byCpe.set(cpe, await nvd.index.match(cpe))
       findings.push(...findingsForPort(host.address, port, byCpe))
-      settled.push(port.port)
+      if (missing.length === 0) settled.push(port.port)
     }
     if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
     return { findings, settled, unchecked: [...unchecked] }
@@ -217,7 +220,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
-      for (const f of m.findings) summary.findings[f.severity]++
+      for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       await results.recordHost({ scanId, at: new Date().toISOString(), host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled })
     }
     try {

@@ -176,6 +176,76 @@ test('results store contract', async (t) => {
       t.match(await store.getHost(a), { findingsCount: 0 })
     })
 
+    t.test(`${backend}: fixed_by_distribution and potential findings are kept, never counted, and move with later scans`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.11'
+      const open1 = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const backported = { ...finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1'), observed: 'fixed_by_distribution' as const, source: 'distribution' as const }
+      const guess = { ...finding(a, 21, 'CVE-2015-3306', 'ProFTPD', null, 'low'), observed: 'potential' as const }
+      const counts = await store.recordHost(write({ address: a, at: T0, services: [SSH, { port: 21, service: 'ftp', product: 'ProFTPD' }], findings: [open1, backported, guess] }))
+      t.same(counts, { newFindings: 1, fixed: 0, reopened: 0 }, 'only the open finding counts as new')
+      const idB = findingId(a, 22, backported.cveId)
+      const idG = findingId(a, 21, guess.cveId)
+      t.match(await store.getFinding(idB), { status: 'fixed_by_distribution', source: 'distribution' })
+      t.match(await store.getFinding(idG), { status: 'potential', confidence: 'low' })
+      t.match(await store.getHost(a), { findingsCount: 1, maxSeverity: 'high' }, 'the host counts the open finding alone')
+      t.same(await store.hostsForCve(backported.cveId), [], 'a backported fix does not make its host affected')
+      t.same(await store.hostsForCve(guess.cveId), [], 'nor does a guess')
+
+      const ids = async (q: Partial<Parameters<ResultsStore['listFindings']>[0]>): Promise<string[]> =>
+        (await store.listFindings({ limit: 50, offset: 0, host: a, ...q })).items.map((f) => f.cveId).sort()
+      t.same(await ids({}), [open1.cveId], 'the default list leaves both out')
+      t.same((await store.listFindings({ limit: 50, offset: 0 })).total, 1, 'and so does the unfiltered total')
+      t.same(await ids({ status: 'fixed_by_distribution' }), [backported.cveId], 'visible with a filter')
+      t.same(await ids({ status: 'potential' }), [guess.cveId])
+
+      // The tracker changes its mind (or the package is downgraded): the same CVE is open again.
+      await store.recordHost(write({ address: a, at: T0 + H, services: [SSH, { port: 21, service: 'ftp', product: 'ProFTPD' }], findings: [open1, { ...backported, observed: 'open', source: 'nvd' }, guess] }))
+      t.match(await store.getFinding(idB), { status: 'open', source: 'nvd' })
+      t.match(await store.getHost(a), { findingsCount: 2 })
+      // The FTP server shows its version now and it is not affected: the potential finding goes.
+      await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, { port: 21, service: 'ftp', product: 'ProFTPD', version: '1.3.8' }], findings: [open1, backported] }))
+      t.match(await store.getFinding(idB), { status: 'fixed_by_distribution' }, 'and back once the fix is in')
+      t.match(await store.getFinding(idG), { status: 'fixed' })
+      // A user's decision outranks what a scan concludes.
+      await store.decideFinding(idB, 'accepted', 'ok', 'key-1')
+      await store.recordHost(write({ address: a, at: T0 + 3 * H, services: [SSH], findings: [open1, backported] }))
+      t.match(await store.getFinding(idB), { status: 'accepted' })
+    })
+
+    t.test(`${backend}: EPSS filter, risk order, and KEV/EPSS refreshed without a re-scan`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.12'
+      const v2 = finding(a, 80, 'CVE-2021-41773', 'Apache', '2.4.49')
+      const ssh = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const redis = finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')
+      await store.recordHost(write({ address: a, at: T0, services: [SSH, HTTP, REDIS], findings: [v2, ssh, redis] }))
+      const order = async (q: Partial<Parameters<ResultsStore['listFindings']>[0]> = {}): Promise<string[]> =>
+        (await store.listFindings({ limit: 50, offset: 0, sort: 'risk', ...q })).items.map((f) => f.cveId)
+
+      const context = new Map([
+        ['CVE-2024-6387', { kev: null, epss: { score: 0.4312, percentile: 0.97, date: '2026-11-23' } }],
+        ['CVE-2022-0543', { kev: { dateAdded: '2022-03-28', ransomware: true }, epss: { score: 0.9443, percentile: 0.999, date: '2026-11-23' } }],
+        ['CVE-2021-41773', { kev: { dateAdded: '2021-11-03', ransomware: false }, epss: { score: 0.9447, percentile: 0.9999, date: '2026-11-23' } }]
+      ])
+      let asked: string[] = []
+      const changed = await store.refreshExploitContext(async (cves) => {
+        asked = asked.concat(cves)
+        return new Map(cves.filter((c) => context.has(c)).map((c) => [c, context.get(c)!]))
+      })
+      t.equal(changed, 3, 'every finding took the new data')
+      t.same(asked.sort(), ['CVE-2021-41773', 'CVE-2022-0543', 'CVE-2024-6387'], 'each CVE asked once')
+      t.match(await store.getFinding(findingId(a, 22, ssh.cveId)), { epss: { score: 0.4312, percentile: 0.97, date: '2026-11-23' }, kev: null })
+      t.same(await order(), ['CVE-2022-0543', 'CVE-2021-41773', 'CVE-2024-6387'], 'ransomware KEV, then KEV, then by EPSS')
+      t.same(await order({ order: 'asc' }), ['CVE-2024-6387', 'CVE-2021-41773', 'CVE-2022-0543'])
+      t.same(await order({ minEpss: 0.5 }), ['CVE-2022-0543', 'CVE-2021-41773'], 'minEpss leaves out lower scores')
+      t.same(await order({ minEpss: 0.95 }), [], 'and missing scores')
+      t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.filter((c) => context.has(c)).map((c) => [c, context.get(c)!]))), 0, 'nothing changes twice')
+      t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { kev: null, epss: null }]))), 3, 'data withdrawn is withdrawn from the findings')
+      t.same(await order({ minEpss: 0 }), [], 'no EPSS left')
+      t.same(await order({ kev: true }), [], 'no KEV left')
+    })
+
     t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {
       const { store, redis, prefix } = await open(t, backend)
       const a = '10.0.0.11'
