@@ -17,6 +17,8 @@ export interface LocalCveIndex extends CveIndex {
   getMany(ids: readonly string[]): Promise<Array<CveRecord | null>>
   /** Persist now (file backend); a no-op where every write is already durable. */
   flush(): Promise<void>
+  /** Pick up what another process wrote (the file backend reloads a replaced file); true when it did. */
+  refresh(): Promise<boolean>
 }
 
 export interface PreparedRecord {

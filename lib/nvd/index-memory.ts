@@ -54,6 +54,17 @@ class BlobArena {
   }
 }
 const DECODED_CACHE_MAX = 4096
+/** How often refresh() looks at the file for another process's writes. */
+const REFRESH_CHECK_MS = 1000
+
+async function fileStamp (file: string): Promise<string | null> {
+  try {
+    const st = await fsp.stat(file)
+    return `${st.mtimeMs}:${st.size}:${st.ino}`
+  } catch {
+    return null
+  }
+}
 
 export interface MemoryIndexOptions {
   /** File to load at open and save to; without it the index lives only in memory. */
@@ -105,8 +116,41 @@ export class MemoryIndex implements LocalCveIndex {
   private timer: NodeJS.Timeout | null = null
   private saving: Promise<void> = Promise.resolve()
   private closed = false
+  /** The file as this process last read or wrote it: another stamp means another process (an import) wrote it. */
+  private stamp: string | null = null
+  private lastCheck = 0
 
   constructor (private readonly opts: MemoryIndexOptions = {}) {}
+
+  /**
+   * Load the file again when another process (nvd:import, nvd:sync) has replaced it since this one read or
+   * wrote it, so a running server sees an import without a restart. What this process had not saved yet (an
+   * on-demand fetch) gives way to the file: it is fetched again when needed.
+   */
+  async refresh (): Promise<boolean> {
+    const file = this.opts.filePath
+    const now = Date.now()
+    if (file === undefined || this.closed || now - this.lastCheck < REFRESH_CHECK_MS) return false
+    this.lastCheck = now
+    const stamp = await fileStamp(file)
+    if (stamp === null || stamp === this.stamp) return false
+    await this.saving.catch(() => {})
+    await this.reload()
+    return true
+  }
+
+  private async reload (): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
+    this.dirty = false
+    this.dirtySince = 0
+    this.records.clear()
+    this.products.clear()
+    this.meta.clear()
+    this.fetched.clear()
+    this.decoded.clear()
+    await this.load()
+  }
 
   async upsertRaw (raw: unknown[]): Promise<number> {
     return await this.upsertRecords(normalizeAll(raw))
@@ -266,6 +310,7 @@ export class MemoryIndex implements LocalCveIndex {
     } finally {
       await fh.close()
     }
+    this.stamp = await fileStamp(file)
     const raw = createReadStream(file, { highWaterMark: 1 << 20 })
     const input = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(createGunzip()) : raw
     raw.on('error', (err) => input.destroy(err))
@@ -301,6 +346,12 @@ export class MemoryIndex implements LocalCveIndex {
   private async save (): Promise<void> {
     const file = this.opts.filePath
     if (file === undefined) return
+    // Another process replaced the file since this one read it: its data wins over this process's unsaved changes.
+    const current = await fileStamp(file)
+    if (current !== null && current !== this.stamp) {
+      await this.reload()
+      return
+    }
     this.dirty = false
     this.dirtySince = 0
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
@@ -349,6 +400,7 @@ export class MemoryIndex implements LocalCveIndex {
         await fh.close()
       }
       await fsp.rename(tmp, file)
+      this.stamp = await fileStamp(file)
     } catch (err) {
       this.dirty = true
       if (this.dirtySince === 0) this.dirtySince = Date.now()

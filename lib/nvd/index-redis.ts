@@ -345,6 +345,11 @@ export class RedisIndex implements LocalCveIndex {
     await this.redis.set(this.k('fetched:' + productKeyOf(vendor, product)), String(Date.now()), 'EX', Math.max(1, Math.ceil(ttlSeconds)))
   }
 
+  /** Every process reads the same Redis: nothing to pick up. */
+  async refresh (): Promise<boolean> {
+    return false
+  }
+
   async stats (): Promise<IndexStats> {
     const res = await this.redis.multi().hlen(this.k('lm')).scard(this.k('products')).hget(this.k('meta'), 'lastSync').exec()
     return {

@@ -3,8 +3,11 @@
 // before matching. NVD being down must not fail the scan: failures are reported, never thrown.
 
 import { NvdApiError } from './client'
-import { type SyncClient, upsertTolerant } from './sync'
+import { META_AUTHORITATIVE, type SyncClient, upsertTolerant } from './sync'
 import type { CveIndex } from './types'
+
+/** Until when on-demand fetches are not tried after the NVD failed; in the index, so every worker on it shares it. */
+export const META_BACKOFF = 'onDemandBackoffUntil'
 
 export interface ProductRef {
   vendor: string
@@ -21,6 +24,11 @@ export interface EnsureProductsOptions {
   logger?: { warn: (msg: string) => void }
   /** Records held in memory per product before they are stored (default 20000). */
   maxHeldRecords?: number
+  /** false: never fetch; products the index lacks have no known CVEs (air-gapped installs). Default true. */
+  onDemand?: boolean
+  /** How long a failed fetch keeps every worker from asking the NVD again (default 300 s). */
+  backoffSeconds?: number
+  now?: () => number
 }
 
 export interface EnsureProductsResult {
@@ -30,6 +38,8 @@ export interface EnsureProductsResult {
   fetched: Array<ProductRef & { records: number }>
   /** Could not be fetched (NVD unreachable, refused, aborted, or an invalid name); matching goes on without them. */
   failed: Array<ProductRef & { error: string }>
+  /** Not in the index and not fetched, because the index is authoritative or on-demand fetching is off: no known CVEs. */
+  absent: ProductRef[]
 }
 
 /** A CPE attribute in formatted-string form: no unescaped colon, wildcard or whitespace. */
@@ -52,7 +62,8 @@ function nvdIsDown (err: unknown): boolean {
 export async function ensureProducts (opts: EnsureProductsOptions): Promise<EnsureProductsResult> {
   const { client, index, ttlSeconds, signal } = opts
   const maxHeldRecords = opts.maxHeldRecords ?? 20_000
-  const result: EnsureProductsResult = { known: [], fetched: [], failed: [] }
+  const result: EnsureProductsResult = { known: [], fetched: [], failed: [], absent: [] }
+  const now = opts.now ?? Date.now
   const seen = new Set<string>()
   const todo: ProductRef[] = []
   for (const p of opts.products) {
@@ -71,7 +82,18 @@ export async function ensureProducts (opts: EnsureProductsOptions): Promise<Ensu
     }
   }
 
+  if (todo.length === 0) return result
   let downReason: string | null = null
+  try {
+    if (opts.onDemand === false || await index.getMeta(META_AUTHORITATIVE) !== null) {
+      result.absent.push(...todo)
+      return result
+    }
+    const until = Date.parse(await index.getMeta(META_BACKOFF) ?? '')
+    if (until > now()) downReason = `not tried: the NVD failed recently; on-demand fetches resume after ${new Date(until).toISOString()}`
+  } catch (err) {
+    downReason = `index unavailable: ${failureReason(err)}`
+  }
   for (const p of todo) {
     if (downReason === null && signal?.aborted === true) downReason = 'aborted'
     if (downReason !== null) {
@@ -102,7 +124,11 @@ export async function ensureProducts (opts: EnsureProductsOptions): Promise<Ensu
       opts.logger?.warn(`on-demand NVD fetch for ${p.vendor}:${p.product} failed: ${reason}`)
       result.failed.push({ ...p, error: signal?.aborted === true ? 'aborted' : reason })
       if (signal?.aborted === true) downReason = 'aborted'
-      else if (nvdIsDown(err)) downReason = `not tried: NVD failed for ${p.vendor}:${p.product} (${reason})`
+      else if (nvdIsDown(err)) {
+        downReason = `not tried: NVD failed for ${p.vendor}:${p.product} (${reason})`
+        const until = new Date(now() + (opts.backoffSeconds ?? 300) * 1000).toISOString()
+        await index.setMeta(META_BACKOFF, until).catch(() => {})
+      }
     }
   }
   return result

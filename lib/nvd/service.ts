@@ -15,6 +15,10 @@ export interface NvdServiceOptions {
   apiKey?: string
   requestsPerWindow?: number
   productTtlSeconds: number
+  /** false: never fetch from the NVD during a scan (air-gapped installs). Default true. */
+  onDemand?: boolean
+  /** How long a failed fetch keeps every worker on this index from asking the NVD again. Default 300. */
+  backoffSeconds?: number
   logger?: { info: (msg: string) => void, warn: (msg: string) => void }
 }
 
@@ -50,7 +54,9 @@ export async function createNvdService (opts: NvdServiceOptions): Promise<NvdSer
   return {
     index,
     client,
-    ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger }),
+    ensure: (products, signal) => ensureProducts({
+      client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger, onDemand: opts.onDemand, backoffSeconds: opts.backoffSeconds
+    }),
     close: async () => {
       await index.close()
       redis?.disconnect()

@@ -9,6 +9,11 @@ import type { CveIndex } from './types'
 export const META_WATERMARK = 'syncWatermark'
 export const META_PROGRESS = 'syncProgress'
 export const META_LAST_SYNC = 'lastSync'
+/**
+ * Set by a complete full sync or full feed import: as of this time the index holds every CVE the NVD had,
+ * so a product absent from it has no known CVEs and nothing is fetched on demand.
+ */
+export const META_AUTHORITATIVE = 'authoritativeAsOf'
 
 export interface SyncClient {
   cvePages: (query?: CveQuery, opts?: RequestOptions) => AsyncIterable<CvePage>
@@ -201,6 +206,8 @@ export async function syncIndex (opts: SyncOptions): Promise<SyncSummary> {
     // Changes made while the pass ran are picked up by the next incremental run, which starts
     // from the moment this pass began.
     await index.setMeta(META_WATERMARK, p.runStart)
+    // A complete pass holds every CVE the NVD had when it began: products absent from it have none.
+    await index.setMeta(META_AUTHORITATIVE, p.runStart)
     summary.watermark = p.runStart
     await saveProgress(null)
   }

@@ -133,7 +133,8 @@ test('a product refused by NVD fails alone; a listing cut short is not stored', 
       }
     }
   }
-  const partial = await ensureProducts({ client: flaky, index: index2, ttlSeconds: 3600, products: [{ vendor: 'redis', product: 'redis' }] })
+  // No back-off here: this is about what is stored, the back-off has its own test.
+  const partial = await ensureProducts({ client: flaky, index: index2, ttlSeconds: 3600, backoffSeconds: 0, products: [{ vendor: 'redis', product: 'redis' }] })
   t.same(partial.failed.map((f) => f.error), ['connection lost'])
   t.equal((await index2.stats()).cves, 0, 'nothing of the cut-short listing was stored')
   t.notOk(await index2.knowsProduct('redis', 'redis'), 'so the product is fetched again next time')
@@ -171,4 +172,37 @@ test('an index that cannot answer is reported per product, not thrown', async (t
   const r = await ensureProducts({ client, index: broken, ttlSeconds: 60, products: [{ vendor: 'redis', product: 'redis' }] })
   t.same(r.failed, [{ vendor: 'redis', product: 'redis', error: 'index unavailable: connection is closed' }])
   t.equal(nvd.requests.length, 0)
+})
+
+test('a failed fetch backs off every caller sharing the index; an authoritative index or NVD_ON_DEMAND=false never fetches', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(nvd.close)
+  const client = createNvdClient({ baseUrl: nvd.baseUrl, requestsPerWindow: 1000, maxRetries: 0 })
+  const index = await createMemoryIndex()
+  t.teardown(() => index.close())
+  let clock = Date.parse('2026-11-24T10:00:00Z')
+  const now = (): number => clock
+  const products = [{ vendor: 'eclipse', product: 'mosquitto' }, { vendor: 'redis', product: 'redis' }]
+
+  nvd.failNext(1, { status: 503, message: 'Service Unavailable' })
+  const first = await ensureProducts({ client, index, ttlSeconds: 3600, products, now, backoffSeconds: 120 })
+  t.same(first.failed.map((f) => f.vendor), ['eclipse', 'redis'])
+  const asked = nvd.requests.length
+  const second = await ensureProducts({ client, index, ttlSeconds: 3600, products, now, backoffSeconds: 120 })
+  t.equal(nvd.requests.length, asked, 'within the back-off nothing is sent to the NVD')
+  t.match(second.failed[0].error, /failed recently; on-demand fetches resume after 2026-11-24T10:02:00/)
+  clock += 121_000
+  const third = await ensureProducts({ client, index, ttlSeconds: 3600, products, now, backoffSeconds: 120 })
+  t.same(third.fetched.map((f) => f.vendor), ['eclipse', 'redis'], 'after it, the NVD is asked again')
+
+  const off = await createMemoryIndex()
+  t.teardown(() => off.close())
+  const before = nvd.requests.length
+  const r = await ensureProducts({ client, index: off, ttlSeconds: 3600, products, onDemand: false })
+  t.same(r.absent, products, 'on-demand off: absent products have no known CVEs')
+  t.same(r.failed, [])
+  await off.setMeta('authoritativeAsOf', '2026-11-20T00:00:00.000Z')
+  const r2 = await ensureProducts({ client, index: off, ttlSeconds: 3600, products })
+  t.same(r2.absent, products, 'an authoritative index: the same')
+  t.equal(nvd.requests.length, before, 'neither asked the NVD')
 })
