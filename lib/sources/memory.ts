@@ -207,6 +207,13 @@ export class MemorySourceStore implements SourceStore {
   private async save (): Promise<void> {
     const file = this.opts.filePath
     if (file === undefined || !this.dirty) return
+    // Another process (an import) replaced the file since this one read it: its data wins over this one's changes.
+    const current = await fileStamp(file)
+    if (current !== null && current !== this.stamp) {
+      this.dirty = false
+      await this.load()
+      return
+    }
     this.dirty = false
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
     const header: Header = { format: FORMAT, version: FORMAT_VERSION, meta: Object.fromEntries(this.meta) }
