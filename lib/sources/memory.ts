@@ -1,0 +1,248 @@
+// The embedded source store: tables in process memory, optionally persisted to one file that an
+// import command and a running server share. The server sees a newer file (written by an import in
+// another process) at its next revision() call and loads it: no restart needed.
+//
+// File format, one JSON document per line (gzip when the path ends in .gz):
+//   {"format":"vulnscan-sources","version":1,"meta":{...}}
+//   ["<table>","<key>","<value>"]   one per entry
+// Written to a temporary file beside it and renamed over it, so a crash mid-save keeps the old file.
+
+import { createReadStream, createWriteStream, promises as fsp } from 'node:fs'
+import { once } from 'node:events'
+import path from 'node:path'
+import readline from 'node:readline'
+import { randomBytes } from 'node:crypto'
+import { PassThrough } from 'node:stream'
+import { createGunzip, createGzip } from 'node:zlib'
+import { checkTable, type Entry, type SourceStore } from './source-store'
+
+const FORMAT = 'vulnscan-sources'
+const FORMAT_VERSION = 1
+/** How often revision() looks at the file for another process's writes. */
+const FILE_CHECK_MS = 1000
+
+export interface MemorySourceStoreOptions {
+  /** File to load at open and save to on flush(); without it the store lives only in memory. */
+  filePath?: string
+}
+
+interface Header {
+  format: string
+  version: number
+  meta?: Record<string, string>
+}
+
+type Tables = Map<string, Map<string, string>>
+
+async function fileStamp (file: string): Promise<string | null> {
+  try {
+    const st = await fsp.stat(file)
+    return `${st.mtimeMs}:${st.size}:${st.ino}`
+  } catch {
+    return null
+  }
+}
+
+async function readFile (file: string): Promise<{ tables: Tables, meta: Map<string, string> } | null> {
+  let fh
+  try {
+    fh = await fsp.open(file, 'r')
+  } catch {
+    return null
+  }
+  const head = Buffer.alloc(2)
+  try {
+    await fh.read(head, 0, 2, 0)
+  } finally {
+    await fh.close()
+  }
+  const raw = createReadStream(file, { highWaterMark: 1 << 20 })
+  const input = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(createGunzip()) : raw
+  raw.on('error', (err) => input.destroy(err))
+  const rl = readline.createInterface({ input, crlfDelay: Infinity })
+  const tables: Tables = new Map()
+  const meta = new Map<string, string>()
+  let header: Header | null = null
+  for await (const line of rl) {
+    if (line === '') continue
+    if (header === null) {
+      header = JSON.parse(line) as Header
+      if (header.format !== FORMAT || header.version !== FORMAT_VERSION) {
+        throw new Error(`${file} is not a vulnscan source store file (format ${String(header.format)} v${String(header.version)})`)
+      }
+      for (const [k, v] of Object.entries(header.meta ?? {})) meta.set(k, v)
+      continue
+    }
+    const [table, key, value] = JSON.parse(line) as [string, string, string]
+    let t = tables.get(table)
+    if (t === undefined) tables.set(table, t = new Map())
+    t.set(key, value)
+  }
+  if (header === null) throw new Error(`${file} is empty`)
+  return { tables, meta }
+}
+
+export class MemorySourceStore implements SourceStore {
+  private tables: Tables = new Map()
+  private meta = new Map<string, string>()
+  private generation = 0
+  private dirty = false
+  /** The file as this process last read or wrote it; another stamp means another process wrote it. */
+  private stamp: string | null = null
+  private lastCheck = 0
+  private saving: Promise<void> = Promise.resolve()
+
+  constructor (private readonly opts: MemorySourceStoreOptions = {}) {}
+
+  private table (name: string): Map<string, string> {
+    checkTable(name)
+    let t = this.tables.get(name)
+    if (t === undefined) this.tables.set(name, t = new Map())
+    return t
+  }
+
+  private changed (): void {
+    this.generation++
+    this.dirty = true
+  }
+
+  async put (table: string, entries: Iterable<Entry>): Promise<void> {
+    const t = this.table(table)
+    for (const [k, v] of entries) t.set(k, v)
+    this.changed()
+  }
+
+  async get (table: string, key: string): Promise<string | null> {
+    return this.table(table).get(key) ?? null
+  }
+
+  async getMany (table: string, keys: readonly string[]): Promise<Array<string | null>> {
+    const t = this.table(table)
+    return keys.map((k) => t.get(k) ?? null)
+  }
+
+  async delete (table: string, keys: readonly string[]): Promise<void> {
+    const t = this.table(table)
+    for (const k of keys) t.delete(k)
+    this.changed()
+  }
+
+  async clear (table: string): Promise<void> {
+    checkTable(table)
+    this.tables.delete(table)
+    this.changed()
+  }
+
+  async replace (table: string, batches: AsyncIterable<Entry[]> | Iterable<Entry[]>): Promise<number> {
+    checkTable(table)
+    const next = new Map<string, string>()
+    for await (const batch of batches) for (const [k, v] of batch) next.set(k, v)
+    this.tables.set(table, next)
+    this.changed()
+    return next.size
+  }
+
+  async count (table: string): Promise<number> {
+    return this.table(table).size
+  }
+
+  async * scan (table: string, batchSize = 1000): AsyncIterable<Array<[string, string]>> {
+    let batch: Array<[string, string]> = []
+    for (const e of [...this.table(table)]) {
+      batch.push(e)
+      if (batch.length >= batchSize) {
+        yield batch
+        batch = []
+      }
+    }
+    if (batch.length > 0) yield batch
+  }
+
+  async getMeta (key: string): Promise<string | null> {
+    return this.meta.get(key) ?? null
+  }
+
+  async setMeta (key: string, value: string): Promise<void> {
+    this.meta.set(key, value)
+    this.changed()
+  }
+
+  async revision (): Promise<string> {
+    const file = this.opts.filePath
+    const now = Date.now()
+    if (file !== undefined && !this.dirty && now - this.lastCheck >= FILE_CHECK_MS) {
+      this.lastCheck = now
+      const stamp = await fileStamp(file)
+      if (stamp !== null && stamp !== this.stamp) await this.load()
+    }
+    return String(this.generation)
+  }
+
+  /** Load the file given at open (a missing file is an empty store). */
+  async load (): Promise<void> {
+    const file = this.opts.filePath
+    if (file === undefined) return
+    const stamp = await fileStamp(file)
+    const read = await readFile(file)
+    if (read === null) return
+    this.tables = read.tables
+    this.meta = read.meta
+    this.stamp = stamp
+    this.generation++
+  }
+
+  async flush (): Promise<void> {
+    if (this.opts.filePath === undefined || !this.dirty) {
+      await this.saving
+      return
+    }
+    this.saving = this.saving.then(async () => await this.save(), async () => await this.save())
+    await this.saving
+  }
+
+  async close (): Promise<void> {
+    await this.flush()
+  }
+
+  private async save (): Promise<void> {
+    const file = this.opts.filePath
+    if (file === undefined || !this.dirty) return
+    this.dirty = false
+    // Snapshot synchronously so that writes during the save cannot mix two states in one file.
+    const header: Header = { format: FORMAT, version: FORMAT_VERSION, meta: Object.fromEntries(this.meta) }
+    const snapshot = [...this.tables].map(([name, t]) => [name, [...t]] as const)
+    await fsp.mkdir(path.dirname(path.resolve(file)), { recursive: true })
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
+    try {
+      const out = createWriteStream(tmp)
+      const gz: NodeJS.WritableStream = file.endsWith('.gz') ? createGzip({ level: 1 }) : new PassThrough()
+      ;(gz as unknown as NodeJS.ReadableStream).pipe(out)
+      let pending = JSON.stringify(header) + '\n'
+      for (const [name, entries] of snapshot) {
+        const t = JSON.stringify(name)
+        for (const [k, v] of entries) {
+          pending += `[${t},${JSON.stringify(k)},${JSON.stringify(v)}]\n`
+          if (pending.length >= 1 << 20) {
+            const chunk = pending
+            pending = ''
+            if (!gz.write(chunk)) await once(gz, 'drain')
+          }
+        }
+      }
+      gz.end(pending)
+      await once(out, 'close')
+      await fsp.rename(tmp, file)
+      this.stamp = await fileStamp(file)
+    } catch (err) {
+      this.dirty = true
+      await fsp.rm(tmp, { force: true })
+      throw err
+    }
+  }
+}
+
+export async function createMemorySourceStore (opts: MemorySourceStoreOptions = {}): Promise<MemorySourceStore> {
+  const store = new MemorySourceStore(opts)
+  await store.load()
+  return store
+}
