@@ -165,6 +165,7 @@ function packagingOf (service: ServiceInfo): Seen | null {
     if (m && !/pgdg/i.test(m[3])) return { family: m[1] === 'Ubuntu' ? 'ubuntu' : 'debian', upstream: m[2], revision: m[3], where: `server_version "(${m[1]} ${m[2]}-${m[3]})"` }
     const x = /(?:^|; )(\d[\w.+~]*)-([\w.+~]*(?:deb\d|ubuntu)[\w.+~]*)(?:;|$)/.exec(extra)
     if (x) return { family: familyOfRevision(x[2]), upstream: x[1], revision: x[2], where: `server_version revision "${x[1]}-${x[2]}"` }
+    if (/pgdg/i.test(`${banner} ${extra} ${service.distro ?? ''}`)) return null
   }
   if (product === 'MariaDB' || product === 'MySQL') {
     // Handshake server version: `5.5.5-10.11.19-MariaDB-0+deb12u1`, `8.0.36-0ubuntu0.22.04.1`.
