@@ -94,9 +94,18 @@ export async function importDebianTracker (source: string | Readable, store: Sou
     if (result.errors.length < MAX_ERRORS) result.errors.push(msg)
   }
 
+  const where = typeof source === 'string' ? source : 'stream'
+  let gzip = opts.gzip === true
+  if (typeof source === 'string') {
+    try {
+      gzip = await isGzipFile(source)
+    } catch (err) {
+      throw new Error(`cannot import the Debian security tracker data from ${where}: ${(err as Error).message}`)
+    }
+  }
   const input = typeof source === 'string' ? createReadStream(source) : source
   const stages: NodeJS.ReadWriteStream[] = []
-  if (typeof source === 'string' ? await isGzipFile(source) : opts.gzip === true) stages.push(createGunzip())
+  if (gzip) stages.push(createGunzip())
   stages.push(...await objectStages())
 
   // The parse runs as a pipeline feeding a small queue that `replace` drains batch by batch, so
@@ -185,7 +194,6 @@ export async function importDebianTracker (source: string | Readable, store: Sou
   }
   await reading
   if (failure) {
-    const where = typeof source === 'string' ? source : 'stream'
     throw new Error(`cannot import the Debian security tracker data from ${where}: ${(failure as Error).message}`)
   }
   if (result.skipped > result.errors.length) result.errors.push(`… and ${result.skipped - result.errors.length} more`)

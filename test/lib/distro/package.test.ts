@@ -66,11 +66,11 @@ t.test('MariaDB and MySQL: revision from the handshake server version', async (t
   const reply = readFileSync(path.join(BANNERS, 'mariadb-greeting.bin'))
   t.match(distroPackageOf(seen(mysql.parse(reply), reply)),
     { family: 'debian', release: 'bookworm', source: 'mariadb', version: '1:10.11.19-0+deb12u1' })
-  t.match(distroPackageOf({ service: 'mysql', ...mysql.parseServerVersion('5.5.5-10.5.26-MariaDB-0+deb11u2'), cpe: [] }),
+  t.match(distroPackageOf({ ...mysql.parseServerVersion('5.5.5-10.5.26-MariaDB-0+deb11u2'), cpe: [] }),
     { release: 'bullseye', source: 'mariadb-10.5', version: '1:10.5.26-0+deb11u2' })
-  t.match(distroPackageOf({ service: 'mysql', ...mysql.parseServerVersion('5.5.5-10.6.16-MariaDB-0ubuntu0.22.04.1'), cpe: [] }),
+  t.match(distroPackageOf({ ...mysql.parseServerVersion('5.5.5-10.6.16-MariaDB-0ubuntu0.22.04.1'), cpe: [] }),
     { family: 'ubuntu', release: 'jammy', source: 'mariadb-10.6', version: '1:10.6.16-0ubuntu0.22.04.1' })
-  t.match(distroPackageOf({ service: 'mysql', ...mysql.parseServerVersion('8.0.36-0ubuntu0.22.04.1'), cpe: [] }),
+  t.match(distroPackageOf({ ...mysql.parseServerVersion('8.0.36-0ubuntu0.22.04.1'), cpe: [] }),
     { family: 'ubuntu', release: 'jammy', source: 'mysql-8.0', version: '8.0.36-0ubuntu0.22.04.1' })
 })
 
