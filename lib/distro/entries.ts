@@ -1,0 +1,121 @@
+// The stored form of distribution tracker data: one SourceStore entry per (family, release,
+// source package) holding that package's CVEs. A scan looks up one key per detected package, so
+// the whole tracker never has to be read to decide one port.
+
+import type { SourceStore } from '../sources/source-store'
+import type { DistroFamily } from './package'
+
+/**
+ * A tracker's verdict for one CVE in one release: fixed in a package version (`resolved`), not
+ * affected at all, still open (`open`, including no-DSA and unimportant issues), or not yet
+ * looked at (`undetermined`).
+ */
+export type DistroStatus = 'resolved' | 'not-affected' | 'open' | 'undetermined'
+
+export type DistroSource = 'debian-tracker' | 'ubuntu-osv'
+
+export interface DistroCveEntry {
+  status: DistroStatus
+  /** The first package version that carries the fix, for `resolved`. */
+  fixedVersion: string | null
+  /** Debian urgency (`unimportant`, `low`, …) or Ubuntu priority. */
+  urgency: string | null
+  /** Debian's no-DSA note, or the Ubuntu Pro origin of a fix. */
+  note?: string
+  /** Ubuntu: the first affected version when the record names one other than 0. */
+  introduced?: string
+  source: DistroSource
+}
+
+export interface DistroPackageKey {
+  family: DistroFamily
+  release: string
+  source: string
+}
+
+/** Each family has its own table so a full import of one replaces it without touching the other. */
+export function distroTable (family: DistroFamily): string {
+  return `distro-${family}`
+}
+
+export function distroKey (k: DistroPackageKey): string {
+  return `${k.family}:${k.release}:${k.source}`
+}
+
+/** Meta key under which an import records when and from what it last ran. */
+export function distroMetaKey (family: DistroFamily): string {
+  return `distro:${family}:import`
+}
+
+export interface DistroImportMeta {
+  importedAt: string
+  /** File or URL the data came from. */
+  from: string
+  packages: number
+  cves: number
+  etag?: string
+  lastModified?: string
+}
+
+const STATUS_CODES: Record<DistroStatus, string> = { resolved: 'r', 'not-affected': 'n', open: 'o', undetermined: 'u' }
+const STATUS_BY_CODE = new Map(Object.entries(STATUS_CODES).map(([k, v]) => [v, k as DistroStatus]))
+const SOURCE_CODES: Record<DistroSource, string> = { 'debian-tracker': 'd', 'ubuntu-osv': 'u' }
+const SOURCE_BY_CODE = new Map(Object.entries(SOURCE_CODES).map(([k, v]) => [v, k as DistroSource]))
+
+type Packed = [string, string | null, string | null, string?, string?]
+
+/** Encode one package's CVE map compactly: the full Debian tracker holds about a million of them. */
+export function encodeEntries (entries: Map<string, DistroCveEntry>): string {
+  const out: Record<string, Packed> = {}
+  for (const [cve, e] of entries) {
+    const packed: Packed = [STATUS_CODES[e.status] + SOURCE_CODES[e.source], e.fixedVersion, e.urgency]
+    if (e.note !== undefined || e.introduced !== undefined) packed.push(e.note ?? '')
+    if (e.introduced !== undefined) packed.push(e.introduced)
+    out[cve] = packed
+  }
+  return JSON.stringify(out)
+}
+
+export function decodeEntries (text: string): Map<string, DistroCveEntry> {
+  const raw = JSON.parse(text) as Record<string, Packed>
+  const out = new Map<string, DistroCveEntry>()
+  for (const [cve, p] of Object.entries(raw)) {
+    const status = STATUS_BY_CODE.get(p[0][0])
+    const source = SOURCE_BY_CODE.get(p[0][1])
+    if (!status || !source) throw new Error(`bad stored distribution entry for ${cve}`)
+    const e: DistroCveEntry = { status, fixedVersion: p[1], urgency: p[2], source }
+    if (p[3]) e.note = p[3]
+    if (p[4]) e.introduced = p[4]
+    out.set(cve, e)
+  }
+  return out
+}
+
+/** Every CVE the tracker lists for one package in one release, or null when it lists none. */
+export async function readDistroEntries (store: SourceStore, key: DistroPackageKey): Promise<Map<string, DistroCveEntry> | null> {
+  const text = await store.get(distroTable(key.family), distroKey(key))
+  return text === null ? null : decodeEntries(text)
+}
+
+/** The tracker's verdict for one CVE of one package, or null when it has none. */
+export async function readDistroEntry (store: SourceStore, key: DistroPackageKey, cve: string): Promise<DistroCveEntry | null> {
+  return (await readDistroEntries(store, key))?.get(cve) ?? null
+}
+
+export async function readImportMeta (store: SourceStore, family: DistroFamily): Promise<DistroImportMeta | null> {
+  const text = await store.getMeta(distroMetaKey(family))
+  return text === null ? null : JSON.parse(text) as DistroImportMeta
+}
+
+/** What every importer returns. */
+export interface DistroImportResult {
+  /** Store entries written: (release, source package) pairs. */
+  packages: number
+  /** (release, source package, CVE) verdicts stored. */
+  cves: number
+  /** Records or entries left out, with the first reasons. */
+  skipped: number
+  errors: string[]
+}
+
+export const CVE_ID = /^CVE-\d{4}-\d{4,}$/
