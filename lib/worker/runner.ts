@@ -6,13 +6,14 @@ import { scanHosts } from '../scanner/engine'
 import { getTemplate } from '../scanner/templates'
 import type { HostResult, Template } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
-import type { CveMatch } from '../nvd/types'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
 import { isTerminal, type BatchSummary, type Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
-import { findingsForPort, productsOf } from './findings'
+import { matchService, productsOf } from '../match/service'
+import type { SourceStore } from '../sources/source-store'
+import type { PortResult } from '../scanner/types'
 
 export interface ScanJobData {
   scanId: string
@@ -42,6 +43,8 @@ export interface RunnerDeps {
   results: ResultsStore
   queue: ScanQueue
   nvd: NvdService
+  /** CVE JSON 5 records, distribution trackers, KEV and EPSS; null matches on the NVD alone. */
+  sources?: SourceStore | null
   config: RunnerConfig
   log: RunnerLogger
   /** Attempts a job gets before its failure is final (BullMQ's `attempts`; 1 in process). */
@@ -70,6 +73,14 @@ export interface ScanRunner {
 
 export function createScanRunner (deps: RunnerDeps): ScanRunner {
   const { store, results, queue, nvd, config, log } = deps
+  const matchDeps = { nvd: nvd.index, sources: deps.sources ?? null }
+
+  /** One port's findings, from every source; aliases the NVD could not supply are skipped, not fatal. */
+  async function portFindings (address: string, port: PortResult, unavailable?: ReadonlySet<string>): Promise<NewFinding[]> {
+    if (port.service === undefined) return []
+    const m = await matchService(port.service, matchDeps, { unavailable })
+    return m.verdicts.map((v) => ({ ...v, address, port: port.port }))
+  }
   const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
   const cancelPollMs = deps.cancelPollMs ?? 500
 
@@ -137,13 +148,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       // known, and left unsettled so that no finding the missing alias may hold is marked fixed.
       const missing = productsOf(service).filter((p) => failed.has(`${p.vendor}:${p.product}`))
       for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
-      const missingCpes = new Set(service.cpe.filter((cpe) => {
-        const ref = productsOf({ ...service, cpe: [cpe] })[0]
-        return ref !== undefined && failed.has(`${ref.vendor}:${ref.product}`)
-      }))
-      const byCpe = new Map<string, CveMatch[]>()
-      for (const cpe of service.cpe) if (!missingCpes.has(cpe)) byCpe.set(cpe, await nvd.index.match(cpe))
-      findings.push(...findingsForPort(host.address, port, byCpe))
+      findings.push(...await portFindings(host.address, port, failed))
       if (missing.length === 0) settled.push(port.port)
     }
     if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
@@ -170,11 +175,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
           const ports = host.ports.filter((p) => p.state === 'open' && p.service !== undefined &&
             productsOf(p.service).some((x) => `${x.vendor}:${x.product}` === key))
           const findings: NewFinding[] = []
-          for (const port of ports) {
-            const byCpe = new Map<string, CveMatch[]>()
-            for (const cpe of port.service!.cpe) byCpe.set(cpe, await nvd.index.match(cpe))
-            findings.push(...findingsForPort(address, port, byCpe))
-          }
+          for (const port of ports) findings.push(...await portFindings(address, port))
           await results.recordHost({ scanId: stored.lastScanId, at: stored.lastSeen, host, scannedPorts: [], findings, settledPorts: ports.map((p) => p.port) })
           log.info({ address, product: key, findings: findings.length }, 'matched a product the NVD could not supply before')
         }

@@ -1,0 +1,268 @@
+// What one detected service is vulnerable to, from every source at once: the NVD's configurations, the
+// CNA's and CISA's affected data in CVE JSON 5 records where the NVD has none, the distribution's security
+// tracker for the package revision the banner shows, and KEV and EPSS for priority. Each verdict names
+// the source that decided it and the exact rule.
+
+import { parseCpe, unescapeCpeValue } from '../scanner/cpe'
+import type { ServiceInfo } from '../scanner/types'
+import type { LocalCveIndex } from '../nvd/index-common'
+import type { CpeCriterion, CveMatch, CveRecord, Kev } from '../nvd/types'
+import { matchCve5, nvdDecides, type Cve5Hit } from '../cve5/source'
+import { decideBackport, type BackportDecision } from '../distro/decide'
+import { readDistroEntries, type DistroCveEntry } from '../distro/entries'
+import { distroPackageOf, type DistroPackage } from '../distro/package'
+import { getExploitContext } from '../exploit/context'
+import { epssOf, kevOf } from '../exploit/refresh'
+import type { SourceStore } from '../sources/source-store'
+import type { Confidence, DistributionEvidence, NewFinding } from '../store/results-types'
+
+const EVIDENCE_MAX = 300
+
+/** A finding before it is tied to a host and port. */
+export type Verdict = Omit<NewFinding, 'address' | 'port'>
+
+export interface MatchDeps {
+  nvd: Pick<LocalCveIndex, 'match' | 'getMany'>
+  /** CVE JSON 5 records, distribution trackers, KEV and EPSS; null matches on the NVD alone. */
+  sources: SourceStore | null
+}
+
+export interface MatchOptions {
+  /** vendor:product pairs the NVD could not supply (unreachable): their CPE names are not matched against it. */
+  unavailable?: ReadonlySet<string>
+  /** The distribution package to judge backports by, instead of what the banner shows (nvd:match --distro). */
+  distroPackage?: DistroPackage | null
+}
+
+export interface ServiceMatch {
+  verdicts: Verdict[]
+  /** Where the CVE record's own affected data says otherwise than the NVD, which decided. */
+  disagreements: string[]
+  distroPackage: DistroPackage | null
+}
+
+export interface ProductRef {
+  vendor: string
+  product: string
+}
+
+/** The vendor:product pairs a service's CPE names refer to, each once. */
+export function productsOf (service: Pick<ServiceInfo, 'cpe'>): ProductRef[] {
+  const out = new Map<string, ProductRef>()
+  for (const cpe of service.cpe) {
+    const p = parseCpe(cpe)
+    if (p) {
+      const ref = { vendor: unescapeCpeValue(p.vendor), product: unescapeCpeValue(p.product) }
+      out.set(`${ref.vendor}:${ref.product}`, ref)
+    }
+  }
+  return [...out.values()]
+}
+
+function productKeyOfCpe (cpe: string): string | null {
+  const p = parseCpe(cpe)
+  return p === null ? null : `${unescapeCpeValue(p.vendor)}:${unescapeCpeValue(p.product)}`
+}
+
+/** `cpe:… >= 6.2.0, < 6.2.9`: the criterion with its bounds, as a user can check it. */
+export function describeCriterion (c: CpeCriterion): string {
+  const bounds = [
+    c.versionStartIncluding !== undefined ? `>= ${c.versionStartIncluding}` : null,
+    c.versionStartExcluding !== undefined ? `> ${c.versionStartExcluding}` : null,
+    c.versionEndIncluding !== undefined ? `<= ${c.versionEndIncluding}` : null,
+    c.versionEndExcluding !== undefined ? `< ${c.versionEndExcluding}` : null
+  ].filter((b) => b !== null)
+  return bounds.length > 0 ? `${c.criteria} ${bounds.join(', ')}` : c.criteria
+}
+
+function evidenceOf (service: ServiceInfo): string {
+  const text = service.banner ?? [service.product, service.version].filter(Boolean).join(' ')
+  return text.length > EVIDENCE_MAX ? text.slice(0, EVIDENCE_MAX) + '…' : text
+}
+
+const NO_VERSION_NOTE = 'The banner shows the product but no version: this CVE affects some versions of it. Check the installed version.'
+
+function distroNote (service: ServiceInfo, pkg: DistroPackage | null): string {
+  const family = pkg !== null ? (pkg.family === 'debian' ? 'Debian' : 'Ubuntu') : service.distro ?? 'distribution'
+  const shown = service.extraInfo !== undefined ? ` (${service.extraInfo})` : ''
+  return `The banner shows a ${family} package${shown}: the distribution may have backported the fix without changing the upstream version. ` +
+    (pkg?.version === null || pkg === null ? 'The banner does not show the package revision, so its security tracker cannot decide.' : 'Its security tracker has no entry for this CVE.')
+}
+
+/** Confidence of an NVD match before the distribution data is heard. */
+function nvdConfidence (service: ServiceInfo, match: CveMatch, pkg: DistroPackage | null): { confidence: Confidence, note: string | null } {
+  if (match.productOnly === true || service.version === undefined) return { confidence: 'low', note: NO_VERSION_NOTE }
+  if (service.distro !== undefined || pkg !== null) return { confidence: 'medium', note: distroNote(service, pkg) }
+  if (match.confidence === 'platform') {
+    return { confidence: 'medium', note: `Applies only when running on ${(match.requiresPlatform ?? []).join(' or ') || 'a specific platform'}, which a network scan cannot confirm.` }
+  }
+  return { confidence: 'high', note: null }
+}
+
+function fromNvd (service: ServiceInfo, cpe: string, m: CveMatch, pkg: DistroPackage | null): Verdict {
+  const { confidence, note } = nvdConfidence(service, m, pkg)
+  const criterion = describeCriterion(m.criterion)
+  return {
+    cveId: m.cve.id,
+    severity: m.cve.severity ?? 'unknown',
+    cvss: m.cve.cvss,
+    cvssVersion: m.cve.cvssVersion,
+    cvssVector: m.cve.cvssVector,
+    kev: m.cve.kev,
+    epss: null,
+    description: m.cve.description,
+    product: service.product ?? service.service,
+    version: service.version ?? null,
+    matchedCpe: cpe,
+    criterion,
+    reason: m.reason,
+    source: 'nvd',
+    rule: `nvd: ${criterion}: ${m.reason}`,
+    // A product seen without a version is a lead to check, never an open finding.
+    observed: confidence === 'low' ? 'potential' : 'open',
+    distribution: null,
+    confidence,
+    confidenceNote: note,
+    evidence: evidenceOf(service),
+    requiresPlatform: m.requiresPlatform ?? []
+  }
+}
+
+function severityOf (s: string | undefined): Verdict['severity'] {
+  const v = s?.toLowerCase()
+  return v === 'critical' || v === 'high' || v === 'medium' || v === 'low' || v === 'none' ? v : 'unknown'
+}
+
+function fromCve5 (service: ServiceInfo, cpe: string, hit: Cve5Hit, nvd: CveRecord | null): Verdict {
+  // The NVD's score when it has one (it may score a CVE it has not given configurations), else the record's own.
+  const nvdScored = nvd !== null && nvd.cvss !== null
+  const kev: Kev | null = nvd?.kev ?? (hit.kev !== undefined ? { dateAdded: hit.kev.dateAdded } : null)
+  const who = hit.origin === 'cna' ? 'cna' : 'adp'
+  return {
+    cveId: hit.id,
+    severity: nvdScored ? (nvd.severity ?? 'unknown') : severityOf(hit.cvss?.severity),
+    cvss: nvdScored ? nvd.cvss : hit.cvss?.score ?? null,
+    cvssVersion: nvdScored ? nvd.cvssVersion : hit.cvss?.version ?? null,
+    cvssVector: nvdScored ? nvd.cvssVector : hit.cvss?.vector ?? null,
+    kev,
+    epss: null,
+    description: hit.description ?? hit.title ?? nvd?.description ?? '',
+    product: service.product ?? service.service,
+    version: service.version ?? null,
+    matchedCpe: cpe,
+    criterion: hit.rule,
+    reason: `${service.version ?? 'no version'} ${hit.status} per ${hit.rule}`,
+    source: who,
+    rule: hit.rule,
+    observed: 'open',
+    distribution: null,
+    // CNA-only ranges are never high: the NVD has not analysed them.
+    confidence: hit.confidence,
+    confidenceNote: hit.note,
+    evidence: evidenceOf(service),
+    requiresPlatform: hit.platforms ?? []
+  }
+}
+
+function evidenceFor (pkg: DistroPackage, entry: DistroCveEntry | null, decision: BackportDecision | null): DistributionEvidence {
+  return {
+    family: pkg.family,
+    release: pkg.release,
+    sourcePackage: pkg.source,
+    packageVersion: pkg.version,
+    fixedVersion: decision?.fixedVersion ?? (entry?.status === 'not-affected' ? '0' : entry?.fixedVersion ?? null),
+    trackerStatus: entry?.status ?? null,
+    urgency: entry?.urgency ?? null
+  }
+}
+
+/** Let the distribution's tracker decide a verdict the upstream version opened. */
+function applyBackport (v: Verdict, pkg: DistroPackage, entry: DistroCveEntry | null): Verdict {
+  const decision = entry === null ? null : decideBackport(pkg, entry)
+  const distribution = evidenceFor(pkg, entry, decision)
+  if (decision === null || decision.status === 'unknown' || v.observed === 'potential') return { ...v, distribution }
+  if (decision.status === 'fixed_by_distribution') {
+    return {
+      ...v,
+      distribution,
+      observed: 'fixed_by_distribution',
+      source: 'distribution',
+      rule: decision.rule,
+      confidenceNote: `The upstream version matches (${v.rule}), but the running package carries the fix: ${decision.rule}.`
+    }
+  }
+  // The tracker confirms the running revision is still vulnerable: no backport doubt remains.
+  return {
+    ...v,
+    distribution,
+    source: 'distribution',
+    rule: `${v.rule}; ${decision.rule}`,
+    confidence: v.source === 'nvd' ? 'high' : v.confidence,
+    confidenceNote: v.source === 'nvd' ? null : v.confidenceNote
+  }
+}
+
+/** Every CVE of one detected service, decided by the sources that hold it. */
+export async function matchService (service: ServiceInfo, deps: MatchDeps, opts: MatchOptions = {}): Promise<ServiceMatch> {
+  const pkg = opts.distroPackage !== undefined ? opts.distroPackage : distroPackageOf(service)
+  const out: ServiceMatch = { verdicts: [], disagreements: [], distroPackage: pkg }
+  if (service.cpe.length === 0) return out
+  const byCve = new Map<string, Verdict>()
+
+  for (const cpe of service.cpe) {
+    const key = productKeyOfCpe(cpe)
+    if (key !== null && opts.unavailable?.has(key) === true) continue
+    for (const m of await deps.nvd.match(cpe)) {
+      if (m.cve.rejected || byCve.has(m.cve.id)) continue
+      byCve.set(m.cve.id, fromNvd(service, cpe, m, pkg))
+    }
+  }
+
+  const sources = deps.sources
+  if (sources !== null && service.version !== undefined) {
+    // The CVE record's own affected data decides where the NVD has no configuration for the CVE.
+    const hits: Array<{ cpe: string, hit: Cve5Hit }> = []
+    const seen = new Set<string>()
+    for (const cpe of service.cpe) {
+      const ref = productsOf({ cpe: [cpe] })[0]
+      if (ref === undefined) continue
+      for (const hit of await matchCve5(sources, { ...ref, version: service.version }, { all: true })) {
+        if (seen.has(hit.id)) continue
+        seen.add(hit.id)
+        hits.push({ cpe, hit })
+      }
+    }
+    const records = await deps.nvd.getMany(hits.map((h) => h.hit.id))
+    hits.forEach(({ cpe, hit }, i) => {
+      const nvd = records[i]
+      if (nvd?.rejected === true) return
+      if (nvdDecides(nvd)) {
+        const nvdAffected = byCve.has(hit.id)
+        const cnaAffected = hit.status === 'affected'
+        if (hit.status !== 'unknown' && nvdAffected !== cnaAffected) {
+          const text = `${hit.id}: the NVD says ${nvdAffected ? 'affected' : 'not affected'}, the ${hit.origin === 'cna' ? 'CNA' : hit.provider ?? 'ADP'} says ${hit.status} (${hit.rule}); the NVD decided.`
+          out.disagreements.push(text)
+          const v = byCve.get(hit.id)
+          if (v !== undefined) byCve.set(hit.id, { ...v, confidenceNote: v.confidenceNote === null ? text : `${v.confidenceNote} ${text}` })
+        }
+        return
+      }
+      if (hit.status === 'affected' && !byCve.has(hit.id)) byCve.set(hit.id, fromCve5(service, cpe, hit, nvd))
+    })
+  }
+
+  let verdicts = [...byCve.values()]
+  if (pkg !== null) {
+    const entries = sources !== null && pkg.release !== null && pkg.source !== null
+      ? await readDistroEntries(sources, { family: pkg.family, release: pkg.release, source: pkg.source })
+      : null
+    verdicts = verdicts.map((v) => applyBackport(v, pkg, entries?.get(v.cveId) ?? null))
+  }
+
+  if (sources !== null && verdicts.length > 0) {
+    const context = await getExploitContext(sources, verdicts.map((v) => v.cveId))
+    verdicts = verdicts.map((v) => ({ ...v, kev: kevOf(context.get(v.cveId), v.kev), epss: epssOf(context.get(v.cveId)) }))
+  }
+  out.verdicts = verdicts.sort((a, b) => a.cveId < b.cveId ? -1 : a.cveId > b.cveId ? 1 : 0)
+  return out
+}
