@@ -38,17 +38,17 @@ test('nvd:sync: full, then incremental, against the fake NVD with the embedded i
 
   const first = await runSync(env)
   t.equal(first.code, 0, first.stderr)
-  t.match(first.stderr, /full: 37 of 37 CVEs \(100\.0%\)/)
-  t.match(first.stderr, /full sync done: 37 records in 1 page,/)
+  t.match(first.stderr, /full: 38 of 38 CVEs \(100\.0%\)/)
+  t.match(first.stderr, /full sync done: 38 records in 1 page,/)
   const second = await runSync(env)
   t.equal(second.code, 0, second.stderr)
   t.match(second.stderr, /incremental sync done: 0 records/)
   const forced = await runSync(env, ['--full'])
-  t.match(forced.stderr, /full sync done: 37 records/)
+  t.match(forced.stderr, /full sync done: 38 records/)
 
   const index = await createMemoryIndex({ filePath: indexFile })
   t.teardown(() => index.close())
-  t.equal((await index.stats()).cves, 37, 'the index file holds every record')
+  t.equal((await index.stats()).cves, 38, 'the index file holds every record')
   t.ok(await index.getMeta('syncWatermark'))
 })
 
@@ -70,7 +70,7 @@ test('nvd:sync: an interrupted run exits 130 and the next run resumes', async (t
   nvd.setDelay(0)
   const resumed = await runSync(env)
   t.equal(resumed.code, 0, resumed.stderr)
-  t.match(resumed.stderr, /full sync \(resumed\) done: 37 records/)
+  t.match(resumed.stderr, /full sync \(resumed\) done: 38 records/)
 })
 
 test('nvd:sync: NVD refusing the key fails with NVD\'s message and exit code 1', async (t) => {
@@ -107,7 +107,7 @@ test('nvd:sync: with REDIS_URL the index and the NVD rate window live in Redis',
   t.equal(r.code, 0, r.stderr)
   t.match(r.stderr, /index: redis/)
   t.match(r.stderr, /shared through Redis/)
-  t.equal(await redis.hlen(`${prefix}:nvd:lm`), 37, 'every record is in the Redis index')
+  t.equal(await redis.hlen(`${prefix}:nvd:lm`), 38, 'every record is in the Redis index')
   t.ok(await redis.hget(`${prefix}:nvd:meta`, 'syncWatermark'))
   t.equal(await redis.zcard(`${prefix}:nvd:ratelimit`), 1, 'the one request was counted in the shared window')
 })
