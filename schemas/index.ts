@@ -1,6 +1,6 @@
 // Every shared schema, registered once with addSchema by plugins/schemas.ts.
 import { ErrorSchema } from './common'
-import { HealthSchema } from './health'
+import { DataSourcesSchema, HealthSchema } from './health'
 import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
 import { HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema, ApiKeySchema } from './key'
@@ -10,7 +10,7 @@ import {
 } from './scan'
 
 export const sharedSchemas = [
-  ErrorSchema, HealthSchema,
+  ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
   ScanSummarySchema, ScanSchema, PageScanSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, PageHostSchema,

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
+import { DataSourcesSchema } from './health'
 
 export const TargetSchema = Type.Object({
   value: Type.String({ minLength: 1, maxLength: 255, description: 'An IPv4/IPv6 address, a range `a.b.c.d-a.b.c.e`, a CIDR block or a DNS name, as `type` says' }),
@@ -48,7 +49,8 @@ export const ScanSummarySchema = Type.Object({
   openPorts: Type.Integer(),
   findings: SeverityCounts,
   uncheckedProducts: Type.Array(Type.String(), { description: 'Products that could not be checked against the NVD (it was unreachable); re-matched when the index next updates' }),
-  excluded: Type.Array(Type.Object({ address: Type.String(), reason: Type.String() }), { description: 'Resolved addresses left out by the scope lists' })
+  excluded: Type.Array(Type.Object({ address: Type.String(), reason: Type.String() }), { description: 'Resolved addresses left out by the scope lists' }),
+  dataSources: Type.Optional(ref(DataSourcesSchema))
 }, { $id: 'ScanSummary' })
 
 export const ScanSchema = Type.Object({

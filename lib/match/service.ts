@@ -192,7 +192,7 @@ function applyBackport (v: Verdict, pkg: DistroPackage, entry: DistroCveEntry | 
     }
   }
   // The tracker confirms the running revision is still vulnerable: no backport doubt remains.
-  return {
+  const open: Verdict = {
     ...v,
     distribution,
     source: 'distribution',
@@ -200,7 +200,18 @@ function applyBackport (v: Verdict, pkg: DistroPackage, entry: DistroCveEntry | 
     confidence: v.source === 'nvd' ? 'high' : v.confidence,
     confidenceNote: v.source === 'nvd' ? null : v.confidenceNote
   }
+  // The distribution judges it no real issue for its package (Debian "unimportant", Ubuntu "negligible"):
+  // it stays open and listed, at low severity, with the upstream score kept beside it.
+  if (entry !== null && NEGLIGIBLE.has(entry.urgency ?? '')) {
+    const upstream = v.cvss === null ? v.severity : `${v.severity}, CVSS ${v.cvss}${v.cvssVersion !== null ? ` v${v.cvssVersion}` : ''}`
+    const note = `${pkg.family === 'debian' ? 'Debian' : 'Ubuntu'} rates it ${entry.urgency} for ${pkg.release ?? 'this release'} (upstream: ${upstream}): severity low.`
+    return { ...open, severity: v.severity === 'none' ? 'none' : 'low', confidenceNote: open.confidenceNote === null ? note : `${open.confidenceNote} ${note}` }
+  }
+  return open
 }
+
+/** Tracker ratings that say a CVE is no real issue for the distribution's package. */
+const NEGLIGIBLE = new Set(['unimportant', 'negligible'])
 
 /** Every CVE of one detected service, decided by the sources that hold it. */
 export async function matchService (service: ServiceInfo, deps: MatchDeps, opts: MatchOptions = {}): Promise<ServiceMatch> {

@@ -48,7 +48,8 @@ function splitJetty (v: string): { version: string, update?: string } {
 }
 
 const TABLE: Entry[] = [
-  { names: ['openssh'], targets: [{ vendor: 'openbsd', product: 'openssh' }], split: splitPatch },
+  // Most OpenSSH records name openbsd:openssh; some (CVE-2023-51767) name openssh:openssh.
+  { names: ['openssh'], targets: [{ vendor: 'openbsd', product: 'openssh' }, { vendor: 'openssh', product: 'openssh' }], split: splitPatch },
   { names: ['nginx'], targets: [{ vendor: 'f5', product: 'nginx' }, { vendor: 'nginx', product: 'nginx' }] },
   { names: ['openresty'], targets: [{ vendor: 'openresty', product: 'openresty' }] },
   { names: ['apache httpd', 'apache', 'apache http server'], targets: [{ vendor: 'apache', product: 'http_server' }] },

@@ -1,5 +1,6 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
+import type { DataSources } from '../sources/status'
 
 export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
 
@@ -11,6 +12,8 @@ export interface ScanSummary {
   /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
   uncheckedProducts: string[]
   excluded: { address: string, reason: string }[]
+  /** The vulnerability data the scan was matched against (set when it finishes). */
+  dataSources?: DataSources
 }
 
 export const TERMINAL_STATUSES: readonly ScanStatus[] = ['completed', 'failed', 'cancelled']

@@ -8,11 +8,12 @@ import type { HostResult, Template } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
-import { isTerminal, type BatchSummary, type Store } from '../store/types'
+import { isTerminal, type BatchSummary, type ScanSummary, type Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { matchService, productsOf } from '../match/service'
 import type { SourceStore } from '../sources/source-store'
+import { dataSources } from '../sources/status'
 import type { PortResult } from '../scanner/types'
 
 export interface ScanJobData {
@@ -262,7 +263,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const all = await store.finishBatch(scanId, batch, summary)
     const scan = await store.getScan(scanId)
     if (scan === null || scan.batches === undefined || all.length < scan.batches) return
-    const total = addSummaries(all, scan.summary?.excluded ?? [])
+    const total: ScanSummary = { ...addSummaries(all, scan.summary?.excluded ?? []), dataSources: await dataSources(nvd.index, deps.sources ?? null) }
     const errors = all.filter((b) => b.error !== undefined).map((b) => b.error)
     const r = await store.updateScan(scanId, errors.length > 0
       ? { status: 'failed', reason: errors.join('; '), summary: total, finishedAt: new Date().toISOString() }

@@ -1,0 +1,108 @@
+// The matcher over every source, on real records: NVD configurations, CNA and CISA ADP affected data,
+// the Debian tracker's fixed versions, KEV and EPSS.
+import { test } from 'tap'
+import path from 'node:path'
+import { writeSummaries, finishImport } from '../../../lib/cve5/source'
+import { importDebianTracker } from '../../../lib/distro/debian-tracker'
+import { importKev } from '../../../lib/exploit/kev'
+import { matchService, type Verdict } from '../../../lib/match/service'
+import { createMemoryIndex } from '../../../lib/nvd/index'
+import { parse as parseSsh } from '../../../lib/scanner/probes/ssh'
+import { cpesFor } from '../../../lib/scanner/cpe-aliases'
+import type { ServiceInfo } from '../../../lib/scanner/types'
+import { createMemorySourceStore } from '../../../lib/sources/memory'
+import { cve5Summary, nvdFixture } from '../../support/cve5-fixtures'
+import { rawFixture } from '../../support/nvd-fixtures'
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures')
+
+/** What the SSH probe makes of an identification string, with the CPE names detection adds. */
+function ssh (ident: string): ServiceInfo {
+  const m = parseSsh(Buffer.from(ident + '\r\n'))!
+  return { ...m, banner: ident, cpe: cpesFor(m.product!, m.version) }
+}
+
+function service (product: string, version?: string, extra: Partial<ServiceInfo> = {}): ServiceInfo {
+  return { service: product.toLowerCase(), product, ...(version !== undefined ? { version } : {}), cpe: cpesFor(product, version), ...extra }
+}
+
+async function setup () {
+  const nvd = await createMemoryIndex()
+  await nvd.upsertRaw(['CVE-2016-6210', 'CVE-2018-15473', 'CVE-2023-51385', 'CVE-2024-6387', 'CVE-2023-51767', 'CVE-2015-3306', 'CVE-2022-0543',
+    'CVE-2023-28856', 'CVE-2022-24834', 'CVE-2023-22458', 'CVE-2019-10149'].map(rawFixture))
+  await nvd.upsertRaw([nvdFixture('CVE-2023-46118'), nvdFixture('CVE-2025-61985'), nvdFixture('CVE-2025-30219')])
+  const sources = await createMemorySourceStore()
+  await importDebianTracker(path.join(FIXTURES, 'distro', 'debian-tracker.json'), sources)
+  await writeSummaries(sources, ['CVE-2024-31449', 'CVE-2023-46118', 'CVE-2025-61985', 'CVE-2025-30219', 'CVE-2024-8376'].map(cve5Summary))
+  await finishImport(sources)
+  await importKev(path.join(FIXTURES, 'exploit', 'kev-catalog.json'), sources)
+  return { nvd, sources }
+}
+
+function byId (vs: Verdict[]): Record<string, Verdict> {
+  return Object.fromEntries(vs.map((v) => [v.cveId, v]))
+}
+
+test('a patched Debian sshd: backported fixes decided by the tracker, an open entry stays open', async (t) => {
+  const deps = await setup()
+  const m = await matchService(ssh('SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10'), deps)
+  t.match(m.distroPackage, { family: 'debian', release: 'bookworm', source: 'openssh', version: '1:9.2p1-2+deb12u10' })
+  const v = byId(m.verdicts)
+  t.match(v['CVE-2023-51385'], {
+    observed: 'fixed_by_distribution',
+    source: 'distribution',
+    rule: 'debian bookworm openssh 1:9.2p1-2+deb12u10 >= 1:9.2p1-2+deb12u2 (Debian security tracker, resolved)',
+    distribution: { fixedVersion: '1:9.2p1-2+deb12u2', trackerStatus: 'resolved', packageVersion: '1:9.2p1-2+deb12u10' }
+  })
+  t.match(v['CVE-2024-6387'], { observed: 'fixed_by_distribution', distribution: { fixedVersion: '1:9.2p1-2+deb12u3' } })
+  t.match(v['CVE-2023-51767'], { observed: 'open', source: 'distribution', confidence: 'high', severity: 'low', cvss: 7 },
+    'open in the tracker: open, rated as Debian rates it')
+  t.match(v['CVE-2023-51767'].confidenceNote, /Debian rates it unimportant for bookworm \(upstream: high, CVSS 7/)
+  t.match(v['CVE-2025-61985'], { observed: 'open', source: 'cna', confidence: 'medium', rule: /cna: .*10\.1/ },
+    'the NVD has not analysed it: the CNA range decides, at medium confidence')
+  t.notOk(v['CVE-2016-6210'] ?? v['CVE-2018-15473'], 'older CVEs outside the range do not match')
+})
+
+test('an older Debian revision: the same CVEs are open, decided both ways by one table', async (t) => {
+  const deps = await setup()
+  const v = byId((await matchService(ssh('SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u2'), deps)).verdicts)
+  t.match(v['CVE-2023-51385'], { observed: 'fixed_by_distribution' }, 'fixed exactly at deb12u2')
+  t.match(v['CVE-2024-6387'], {
+    observed: 'open', source: 'distribution', confidence: 'high', severity: 'high',
+    rule: /; debian bookworm openssh 1:9\.2p1-2\+deb12u2 < 1:9\.2p1-2\+deb12u3 /
+  })
+})
+
+test('a banner with the family only keeps the upstream verdict at medium confidence', async (t) => {
+  const deps = await setup()
+  const v = byId((await matchService(ssh('SSH-2.0-OpenSSH_9.2p1 Debian'), deps)).verdicts)
+  t.match(v['CVE-2024-6387'], { observed: 'open', source: 'nvd', confidence: 'medium', distribution: { family: 'debian', packageVersion: null } })
+  t.match(v['CVE-2024-6387'].confidenceNote, /may have backported the fix/)
+})
+
+test('CNA-only data: Redis 7.0.15 is reported for CVE-2024-31449, 7.2.6 is not', async (t) => {
+  const deps = await setup()
+  const v = byId((await matchService(service('Redis', '7.0.15'), deps)).verdicts)
+  t.match(v['CVE-2024-31449'], { observed: 'open', source: /^(cna|adp)$/, confidence: 'medium', rule: /7\.2\.6/ })
+  t.notOk(byId((await matchService(service('Redis', '7.2.6'), deps)).verdicts)['CVE-2024-31449'], 'just outside the bound')
+  t.ok(byId((await matchService(service('Redis', '7.2.5'), deps)).verdicts)['CVE-2024-31449'], 'just inside it')
+})
+
+test('an alias the NVD cannot supply hides nothing the others match', async (t) => {
+  const deps = await setup()
+  const rabbit = service('RabbitMQ', '3.10.8')
+  const m = await matchService(rabbit, { nvd: deps.nvd, sources: null }, { unavailable: new Set(['pivotal_software:rabbitmq', 'broadcom:rabbitmq_server']) })
+  t.match(byId(m.verdicts)['CVE-2023-46118'], { observed: 'open', source: 'nvd', confidence: 'high', matchedCpe: /vmware:rabbitmq/ })
+  const withSources = byId((await matchService(rabbit, deps, { unavailable: new Set(['vmware:rabbitmq', 'pivotal_software:rabbitmq', 'broadcom:rabbitmq_server']) })).verdicts)
+  t.notOk(withSources['CVE-2023-46118'], 'with every alias unavailable the NVD\'s configured CVE is not decided by the CNA instead')
+  t.match(withSources['CVE-2025-30219'], { source: 'cna' }, 'while CVEs the NVD has not analysed still come from the CNA')
+})
+
+test('a product without a version gives potential findings only; KEV from the catalog', async (t) => {
+  const deps = await setup()
+  const v = (await matchService(service('ProFTPD'), deps)).verdicts
+  t.ok(v.length > 0)
+  t.ok(v.every((x) => x.observed === 'potential' && x.confidence === 'low'), 'never open')
+  const exim = byId((await matchService(service('Exim', '4.91'), deps)).verdicts)
+  t.match(exim['CVE-2019-10149'], { observed: 'open', kev: { dateAdded: '2022-01-10', ransomware: false, requiredAction: String, name: /Exim/ } })
+})
