@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifySchemaValidationError, Fasti
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
-import type { Config } from './plugins/env'
+import type { Config } from './lib/config'
 import { InvalidApiKeyError } from './lib/errors'
 
 export interface AppOptions {

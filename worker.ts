@@ -3,7 +3,7 @@
 import closeWithGrace from 'close-with-grace'
 import { Redis } from 'ioredis'
 import pino from 'pino'
-import { loadConfig } from './plugins/env'
+import { loadConfig } from './lib/config'
 import { RedisStore } from './lib/store/redis'
 import { createResultsStore } from './lib/store/results-redis'
 import { BullQueue, JOB_ATTEMPTS, startBullWorker } from './lib/queue/bullmq'

@@ -1,7 +1,7 @@
 // Dynamic API keys from the command line: `npm run keys -- create --label ci [--expires 30d]`, `list`, `revoke <id>`.
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 import { RedisStore } from '../lib/store/redis'
 import { newApiKey, parseLifetime } from '../lib/api-keys'
 

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { importFeed } from '../lib/nvd/feed-import'
 import { createCveIndex } from '../lib/nvd/index'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 
 async function main (): Promise<number> {
   const files = process.argv.slice(2).filter((a) => a !== '--')

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis'
 import pc from 'picocolors'
 import { createCveIndex } from '../lib/nvd/index'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 import type { CveMatch } from '../lib/nvd/types'
 
 function order (a: CveMatch, b: CveMatch): number {

@@ -10,7 +10,7 @@ import { createNvdClient } from '../lib/nvd/client'
 import { createCveIndex } from '../lib/nvd/index'
 import { createRedisRateLimiter, NVD_REQUESTS_WITH_KEY, NVD_REQUESTS_WITHOUT_KEY, NVD_WINDOW_MS } from '../lib/nvd/rate-limiter'
 import { syncIndex, type SyncProgress } from '../lib/nvd/sync'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 
 const USAGE = `Usage: npm run nvd:sync [-- --full | --since <ISO time>]
 

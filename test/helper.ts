@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import app, { serverOptions } from '../app'
-import { loadConfig, type Config } from '../plugins/env'
+import { loadConfig, type Config } from '../lib/config'
 
 export const SERVICE_KEY = 'test-service-key-0123456789abcdef'
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'

@@ -2,7 +2,7 @@ import { test } from 'tap'
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../../app'
-import { loadConfig } from '../../plugins/env'
+import { loadConfig } from '../../lib/config'
 import { build, SERVICE_KEY } from '../helper'
 
 const auth = { 'x-api-key': SERVICE_KEY }
