@@ -1,22 +1,24 @@
 // One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
 import { test } from 'tap'
 import { Redis } from 'ioredis'
-import { MemoryResultsStore } from '../../../lib/store/results-memory'
-import { createResultsStore, RedisResultsStore } from '../../../lib/store/results-redis'
+import { MemoryResultsStore } from '../../../lib/store/memory/results'
+import { RedisResultsStore } from '../../../lib/store/redis/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
+import { backends, openBackendsIn, REDIS_TEST_URL, uniquePrefix, type Backend } from '../../helper'
 import { finding, write } from '../../support/results'
 
 interface Opened { store: ResultsStore, redis?: Redis, prefix: string }
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Opened> {
-  const prefix = uniquePrefix('results')
-  if (backend === 'memory') return { store: new MemoryResultsStore(), prefix }
+async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
+  const prefix = uniquePrefix('results').replace(/:/g, '.')
+  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull` })
+  if (backend !== 'redis') return { store: opened.results, prefix }
+  // A client of the test's own, to look at what the store left in Redis.
   const redis = new Redis(REDIS_TEST_URL)
-  t.teardown(async () => { await deletePrefix(redis, prefix); redis.disconnect() })
-  return { store: new RedisResultsStore(redis, prefix), redis, prefix }
+  t.teardown(() => redis.disconnect())
+  return { store: opened.results, redis, prefix }
 }
 
 /** Every key under the prefix but the hosts revision counter (it moves with every write by design), with type and content. */
@@ -324,11 +326,10 @@ test('results store contract', async (t) => {
   }
 })
 
-test('createResultsStore picks the backend', async (t) => {
-  t.type(createResultsStore(undefined, 'x'), MemoryResultsStore)
-  const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true })
-  t.type(createResultsStore(redis, 'x'), RedisResultsStore)
-  redis.disconnect()
+test('openBackends picks the results backend', async (t) => {
+  const kinds = await backends()
+  t.type((await openBackendsIn(t, 'memory')).results, MemoryResultsStore)
+  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, RedisResultsStore)
 })
 
 test('the hosts revision moves with every host write and delete, and only then', async (t) => {

@@ -4,13 +4,12 @@
 // the host's revision: all or nothing, and a concurrent writer to the same host retries instead of losing
 // an update.
 import type { Redis } from 'ioredis'
-import type { HostRecord, Page } from './types'
-import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { HostRecord, Page } from '../types'
+import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
   addressSortKey, decide, FINDING_SORT_DEFAULT_ORDER, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
   isStanding, mergeHostWrite, normalizeAddress, SEVERITY_RANK, severityScore, sortAddresses
-} from './results-merge'
-import { MemoryResultsStore } from './results-memory'
+} from '../results-merge'
 
 const SNAPSHOT_LUA = `
 local out = { redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or false }
@@ -369,9 +368,4 @@ export class RedisResultsStore implements ResultsStore {
     }
     return sortAddresses([...out])
   }
-}
-
-/** The results store on Redis under `prefix`, or in process memory when there is no Redis. */
-export function createResultsStore (redis: Redis | undefined, prefix: string): ResultsStore {
-  return redis === undefined ? new MemoryResultsStore() : new RedisResultsStore(redis, prefix)
 }

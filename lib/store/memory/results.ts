@@ -1,10 +1,10 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
-import type { HostRecord, Page } from './types'
-import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { HostRecord, Page } from '../types'
+import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
   compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
   hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
-} from './results-merge'
+} from '../results-merge'
 
 interface HostEntry {
   record: HostRecord
