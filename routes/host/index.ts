@@ -3,7 +3,7 @@ import { errors, paging, reply } from '../../schemas/common'
 import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
-import { addressParam } from '../../lib/store/results-merge'
+import { parseAddress } from '../../lib/addresses'
 import { RevisionCache } from '../../lib/revision-cache'
 import type { HostRecord } from '../../lib/store/types'
 
@@ -62,7 +62,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(HostSchema, 'The host'), ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     const host = await fastify.results.getHost(address)
     if (host === null) throw new NotFoundError(`No host with address '${address}'`)
     return host
@@ -78,7 +78,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request, reply) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     if (!await fastify.results.deleteHost(address)) throw new NotFoundError(`No host with address '${address}'`)
     return reply.code(204).send()
   })
@@ -94,7 +94,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(PageFindingSchema, 'A page of findings'), ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     const { limit, offset } = paging(request.query)
     const [host, page] = await Promise.all([
       fastify.results.getHost(address),

@@ -2,9 +2,9 @@
 import type { HostRecord, Page } from '../types'
 import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
-  compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
-  hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
+  compareBy, decide, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite
 } from '../results-merge'
+import { normalizeAddress, sortAddresses } from '../../addresses'
 
 interface HostEntry {
   record: HostRecord

@@ -7,9 +7,9 @@ import type { Redis } from 'ioredis'
 import type { HostRecord, Page } from '../types'
 import type { FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
-  addressSortKey, decide, FINDING_SORT_DEFAULT_ORDER, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
-  isStanding, mergeHostWrite, normalizeAddress, SEVERITY_RANK, severityScore, sortAddresses
+  decide, FINDING_SORT_DEFAULT_ORDER, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, severityScore
 } from '../results-merge'
+import { addressSortKey, normalizeAddress, sortAddresses } from '../../addresses'
 
 const SNAPSHOT_LUA = `
 local out = { redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or false }
