@@ -1,7 +1,8 @@
 // Decorates `fastify.backends` and, for the routes, its parts `fastify.store` (scans, API keys), `fastify.results`
-// (hosts, findings) and `fastify.scanQueue`: whatever lib/backends.ts opens for the configuration.
+// (hosts, findings; host pages cached) and `fastify.scanQueue`: whatever lib/backends.ts opens for the configuration.
 import fp from 'fastify-plugin'
 import { openBackends, type Backends } from '../lib/backends'
+import { withHostPageCache } from '../lib/store/host-page-cache'
 import type { Store } from '../lib/store/types'
 import type { ResultsStore } from '../lib/store/results-types'
 import type { ScanQueue } from '../lib/queue/types'
@@ -22,7 +23,8 @@ export default fp(async function backendsPlugin (fastify) {
   }
   fastify.decorate('backends', backends)
   fastify.decorate('store', backends.store)
-  fastify.decorate('results', backends.results)
+  // Clients page through hosts far more often than scans write them.
+  fastify.decorate('results', withHostPageCache(backends.results))
   fastify.decorate('scanQueue', backends.queue)
   fastify.addHook('onClose', async () => { await backends.close() })
 }, { name: 'backends', dependencies: ['env'] })

@@ -4,25 +4,8 @@ import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchem
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { parseAddress } from '../../lib/addresses'
-import { RevisionCache } from '../../lib/revision-cache'
-import type { HostRecord } from '../../lib/store/types'
-
-/**
- * A host as lists show it: each port with its state, service, product and version. Banners, CPE names,
- * TLS facts and distro details are on GET /host/{address}; a list page stays small enough to be cheap.
- */
-function listView (json: string): string {
-  const host = JSON.parse(json) as HostRecord
-  return JSON.stringify({
-    ...host,
-    ports: host.ports.map(({ port, protocol, state, service, product, version }) => ({ port, protocol, state, service, product, version }))
-  })
-}
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
-  // Host pages change only when a scan writes hosts, and are read far more often than that.
-  const pages = new RevisionCache()
-
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
     schema: {
@@ -35,21 +18,11 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
-  }, async (request, reply) => {
+  }, async (request) => {
     const { limit, offset } = paging(request.query)
     const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
-    const query = { limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order }
-    const key = JSON.stringify(query)
-    const revision = await fastify.results.hostsRevision()
-    let body = pages.get(key, revision)
-    if (body === undefined) {
-      const page = await fastify.results.listHostsJson(query)
-      // Hosts are stored as the JSON of records the store builds field by field; the list view is built
-      // once per revision and then sent as it is, without a parse and re-serialize per request.
-      body = `{"items":[${page.items.map(listView).join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}`
-      pages.set(key, revision, body)
-    }
-    return reply.type('application/json; charset=utf-8').send(body as never)
+    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order })
+    return { ...page, limit, offset }
   })
 
   fastify.get('/:address', {

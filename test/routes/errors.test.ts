@@ -40,7 +40,7 @@ test('a 500 hides internals and logs them with the request id', async (t) => {
   const fastify = Fastify({ ...serverOptions(config), logger: { ...(serverOptions(config).logger as object), stream } })
   await fastify.register(app, { config })
   t.teardown(() => fastify.close())
-  fastify.results.listHostsJson = async () => { throw new Error('secret internal detail at /var/lib/thing') }
+  fastify.results.listHosts = async () => { throw new Error('secret internal detail at /var/lib/thing') }
   const res = await fastify.inject({ url: '/host', headers: auth })
   t.equal(res.statusCode, 500)
   t.equal(res.json().code, 'VULNSCAN_INTERNAL')

@@ -249,8 +249,9 @@ export class RedisResultsStore implements ResultsStore {
     return { items: items.filter((r): r is string => typeof r === 'string'), total }
   }
 
-  async listHostsJson (query: HostQuery): Promise<Page<string>> {
-    return await this.query(this.hostSpec(query))
+  async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
+    const page = await this.query(this.hostSpec(query))
+    return { items: page.items.map((j) => JSON.parse(j) as HostRecord), total: page.total }
   }
 
   private hostSpec (query: HostQuery): Omit<QuerySpec, 'tmp'> {
