@@ -31,8 +31,10 @@ export const HostPortSchema = Type.Object({
 
 const PORTS_DESCRIPTION = 'Open and filtered ports, by number; a port a later scan found closed is removed'
 
+const MAX_SEVERITY_DESCRIPTION = 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one'
+
 /** A host's fields, with its ports as `port` shows them. */
-function hostProperties (port: TSchema) {
+function hostProperties (port: TSchema, maxSeverity: TSchema = Type.Union([Type.String(), Type.Null()], { description: MAX_SEVERITY_DESCRIPTION })) {
   return {
     address: Type.String(),
     hostnames: Type.Array(Type.String()),
@@ -43,16 +45,24 @@ function hostProperties (port: TSchema) {
     rttMs: Type.Optional(Type.Number()),
     ports: Type.Array(port, { description: PORTS_DESCRIPTION }),
     findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
-    maxSeverity: Type.Union([Type.String(), Type.Null()], { description: 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one' })
+    maxSeverity
   }
 }
 
 export const HostSchema = Type.Object(hostProperties(ref(HostPortSchema)), { $id: 'Host' })
 
 /** A host as lists show it: the response schema is the allow-list, so banners, CPE names and TLS facts stay out. */
-export const HostPortBriefSchema = Type.Object(HostPortBrief, { $id: 'HostPortBrief' })
+// A page of fifty hosts is serialised on every request: plain enums and type lists here, where the anyOf
+// of a union would make the serialiser validate each value to pick a branch.
+export const HostPortBriefSchema = Type.Object({
+  ...HostPortBrief,
+  state: StringEnum(['open', 'closed', 'filtered'])
+}, { $id: 'HostPortBrief' })
 
-export const HostBriefSchema = Type.Object(hostProperties(ref(HostPortBriefSchema)), { $id: 'HostBrief' })
+export const HostBriefSchema = Type.Object(hostProperties(
+  ref(HostPortBriefSchema),
+  Type.Unsafe<string | null>({ type: ['string', 'null'], description: MAX_SEVERITY_DESCRIPTION })
+), { $id: 'HostBrief' })
 
 export const PageHostSchema = pageOf(HostBriefSchema, 'PageHost')
 

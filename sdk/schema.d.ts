@@ -454,6 +454,7 @@ export interface components {
             port: number;
             /** @enum {string} */
             protocol: "tcp";
+            /** @enum {string} */
             state: "open" | "closed" | "filtered";
             service?: string;
             product?: string;

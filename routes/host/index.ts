@@ -6,6 +6,10 @@ import { NotFoundError } from '../../lib/errors'
 import { parseAddress } from '../../lib/addresses'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
+  // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
+  // each such page goes through the response schema's serialiser once, not once per request.
+  const bodies = new WeakMap<object, string>()
+
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
     schema: {
@@ -18,11 +22,18 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: HostListQuerySchema,
       response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
     const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
     const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order })
-    return { ...page, limit, offset }
+    let body = bodies.get(page)
+    if (body === undefined) {
+      const serialize = reply.getSerializationFunction('200')
+      if (serialize === undefined) throw new Error('GET /host has no compiled 200 serialiser')
+      body = serialize({ ...page, limit, offset })
+      bodies.set(page, body)
+    }
+    return reply.type('application/json; charset=utf-8').send(body as never)
   })
 
   fastify.get('/:address', {
