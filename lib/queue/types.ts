@@ -1,5 +1,5 @@
 // The scan queue interface: BullMQ on Redis, or an in-process priority queue on the embedded default.
-import { DEFAULT_PRIORITY } from '../vocabulary'
+import { DEFAULT_PRIORITY, PRIORITY_MAX, PRIORITY_MIN } from '../vocabulary'
 
 export interface QueueJob<T = unknown> {
   id: string
@@ -46,10 +46,10 @@ export interface ScanQueue {
 
 /** Map the API's priority (5 most urgent) to BullMQ's (1 served first). */
 export function toQueuePriority (priority: number): number {
-  return 6 - priority
+  return PRIORITY_MAX + PRIORITY_MIN - priority
 }
 
 /** The API's priority of a BullMQ job (the inverse of toQueuePriority). */
 export function fromQueuePriority (queuePriority: number | undefined): number {
-  return queuePriority === undefined ? DEFAULT_PRIORITY : 6 - queuePriority
+  return queuePriority === undefined ? DEFAULT_PRIORITY : PRIORITY_MAX + PRIORITY_MIN - queuePriority
 }
