@@ -450,8 +450,35 @@ export interface components {
             /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
             maxSeverity: string | null;
         };
+        HostPortBrief: {
+            port: number;
+            /** @enum {string} */
+            protocol: "tcp";
+            /** @enum {string} */
+            state: "open" | "closed" | "filtered";
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        HostBrief: {
+            address: string;
+            hostnames: string[];
+            up: boolean;
+            /** Format: date-time */
+            firstSeen: string;
+            /** Format: date-time */
+            lastSeen: string;
+            lastScanId: string;
+            rttMs?: number;
+            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            ports: components["schemas"]["HostPortBrief"][];
+            /** @description Findings that stand: neither fixed nor marked false positive */
+            findingsCount: number;
+            /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
+            maxSeverity: string | null;
+        };
         PageHost: {
-            items: components["schemas"]["Host"][];
+            items: components["schemas"]["HostBrief"][];
             total: number;
             limit: number;
             offset: number;

@@ -1,16 +1,12 @@
 // The NVD side of a scan, in one object: the local index, the API client, and the on-demand fetch
 // that fills the index for products it has never seen before matching.
-import type { Redis } from 'ioredis'
 import { createNvdClient, type NvdClient } from './client'
-import { createCveIndex, type LocalCveIndex } from './index'
+import type { LocalCveIndex } from './cve-index'
 import { ensureProducts, type EnsureProductsResult, type ProductRef } from './on-demand'
 
 export interface NvdServiceOptions {
-  redis?: Redis
-  /** Application prefix (REDIS_PREFIX); the index writes under `<prefix>:nvd:`. */
-  prefix: string
-  /** File backing the embedded index; '' keeps it in memory only. */
-  indexFile: string
+  /** The index to fill and match against; its owner (lib/backends.ts) closes it. */
+  index: LocalCveIndex
   apiUrl: string
   apiKey?: string
   requestsPerWindow?: number
@@ -23,18 +19,10 @@ export interface NvdService {
   client: NvdClient
   /** Fetch from the NVD the products the index does not know yet; never throws for NVD trouble. */
   ensure(products: ProductRef[], signal?: AbortSignal): Promise<EnsureProductsResult>
-  close(): Promise<void>
 }
 
-export async function createNvdService (opts: NvdServiceOptions): Promise<NvdService> {
-  // The Redis index writes with WATCH transactions, whose state belongs to the connection: it gets one
-  // of its own, so nobody else's MULTI/EXEC on a shared connection can clear its watch.
-  const redis = opts.redis?.duplicate({ enableAutoPipelining: false })
-  const index = await createCveIndex({
-    redis,
-    prefix: opts.prefix + ':',
-    ...(redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
-  })
+export function createNvdService (opts: NvdServiceOptions): NvdService {
+  const index = opts.index
   // A scan waits on this client: an NVD outage must cost seconds, not the minutes of retries a sync can afford.
   const client = createNvdClient({
     baseUrl: opts.apiUrl,
@@ -50,10 +38,6 @@ export async function createNvdService (opts: NvdServiceOptions): Promise<NvdSer
   return {
     index,
     client,
-    ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger }),
-    close: async () => {
-      await index.close()
-      redis?.disconnect()
-    }
+    ensure: (products, signal) => ensureProducts({ client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger })
   }
 }

@@ -1,5 +1,5 @@
 // From what detection saw on a port and what the NVD index matched, the findings a user reads.
-import { parseCpe, unescapeCpeValue } from '../scanner/cpe'
+import { parseCpe, unescapeCpeValue } from '../cpe/name'
 import type { PortResult, ServiceInfo } from '../scanner/types'
 import type { CpeCriterion, CveMatch } from '../nvd/types'
 import type { Confidence, NewFinding } from '../store/results-types'
