@@ -4,8 +4,9 @@ import type { FastifyError, FastifyInstance, FastifySchemaValidationError, Fasti
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
-import type { Config } from './plugins/env'
+import type { Config } from './lib/config'
 import { InvalidApiKeyError } from './lib/errors'
+import { InvalidAddressError } from './lib/addresses'
 
 export interface AppOptions {
   config: Config
@@ -88,6 +89,10 @@ async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
     }
     if (err.validation) {
       return reply.code(400).send({ error: err.message, code: 'VULNSCAN_VALIDATION' })
+    }
+    // lib/ throws plain errors; those that mean a bad request become one here.
+    if (err instanceof InvalidAddressError) {
+      return reply.code(400).send({ error: err.message, code: 'VULNSCAN_BAD_REQUEST' })
     }
     const status = err.statusCode ?? 500
     if (status >= 500) {

@@ -2,7 +2,7 @@
 import Fastify from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import app, { serverOptions } from './app'
-import { loadConfig } from './plugins/env'
+import { loadConfig } from './lib/config'
 
 async function main (): Promise<void> {
   let config

@@ -11,7 +11,9 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import Table from 'cli-table3'
-import { Redis } from 'ioredis'
+import pino from 'pino'
+import { loadConfig } from '../lib/config'
+import { openBackends, type Backends } from '../lib/backends'
 
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'http-server.ts')
@@ -160,27 +162,18 @@ async function measurePhase (backend: Backend, all: Case[]): Promise<Measurement
   })
 }
 
-async function deletePrefix (redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0'
-  let deleted = 0
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) deleted += await redis.unlink(...keys)
-  } while (cursor !== '0')
-  return deleted
+/** The backends the `redis` server child opens (same URL and prefixes): to probe Redis and to clean up after. */
+async function redisBackends (prefix: string): Promise<Backends> {
+  const config = loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent' }, {})
+  return await openBackends(config, pino({ level: 'silent' }))
 }
 
 async function redisAnswers (): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
   try {
-    await probe.connect()
-    await probe.ping()
+    await (await redisBackends('vulnscan-bench-probe')).close()
     return true
   } catch {
     return false
-  } finally {
-    probe.disconnect()
   }
 }
 
@@ -225,11 +218,11 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
   } finally {
     await Promise.all([stopServer(hello), stopServer(server)])
     if (backend === 'redis') {
-      const redis = new Redis(REDIS_URL)
+      const backends = await redisBackends(prefix)
       try {
-        await deletePrefix(redis, prefix)
+        await backends.purge()
       } finally {
-        redis.disconnect()
+        await backends.close()
       }
     }
   }

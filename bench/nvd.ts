@@ -8,7 +8,7 @@
 //   BENCH_RECORDS=20000 BENCH_MATCHES=10000 npx tsx bench/nvd.ts    a quicker run
 //
 // Redis: 127.0.0.1:6379 (REDIS_URL overrides); the benchmark writes under its own prefix and
-// deletes it afterwards.
+// deletes it afterwards. The figure of Redis's own memory is left to `redis-cli info memory`.
 
 import fs from 'node:fs'
 import os from 'node:os'
@@ -16,9 +16,11 @@ import path from 'node:path'
 import { once } from 'node:events'
 import { createGzip } from 'node:zlib'
 import { randomBytes } from 'node:crypto'
-import { Redis } from 'ioredis'
+import pino from 'pino'
 import { importFeed } from '../lib/nvd/feed-import'
-import { createMemoryIndex, createRedisIndex, type LocalCveIndex, type MemoryIndex } from '../lib/nvd/index'
+import type { LocalCveIndex } from '../lib/nvd/cve-index'
+import { loadConfig } from '../lib/config'
+import { openBackends, type Backends } from '../lib/backends'
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 300_000)
 const MATCHES = Number(process.env.BENCH_MATCHES ?? 100_000)
@@ -143,12 +145,15 @@ async function main (): Promise<void> {
   await writeFeed(feed)
   console.log(`feed written: ${mb(fs.statSync(feed).size)} gzip in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 3 })
-  const prefix = `vulnscan-bench:${randomBytes(4).toString('hex')}:`
-  const ridx = createRedisIndex({ redis, prefix })
+  const log = pino({ level: 'warn' }, pino.destination(2))
+  const prefix = `vulnscan-bench.${randomBytes(4).toString('hex')}`
+  const onRedis = await openBackends(loadConfig({
+    REDIS_URL: loadConfig().REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: ''
+  }), log)
+  const ridx = onRedis.indexes.cve
   // An interrupted run still removes its keys and files.
   const onSignal = (): void => {
-    ridx.drop().catch(() => {}).finally(() => {
+    onRedis.purge().catch(() => {}).finally(() => {
       fs.rmSync(dir, { recursive: true, force: true })
       process.exit(130)
     })
@@ -165,13 +170,13 @@ async function main (): Promise<void> {
     let secs = (Date.now() - t0) / 1000
     console.log(`  import: ${fmt(r.records)} records in ${secs.toFixed(1)} s = ${fmt(r.records / secs)} records/s, ` +
       `skipped ${r.skipped}, peak RSS ${mb(peakRss)}; ${cpuNote(cpu0, secs)}`)
-    const info = await redis.info('memory')
-    console.log(`  redis used_memory after import: ${/used_memory_human:(\S+)/.exec(info)?.[1] ?? '?'}`)
     await benchMatches('redis', ridx)
 
     console.log('\n[memory backend persisted to a file]')
     const file = path.join(dir, 'index.ndjson.gz')
-    let midx: MemoryIndex | null = await createMemoryIndex({ filePath: file })
+    const inMemory = async (): Promise<Backends> => await openBackends(loadConfig({ NVD_INDEX_FILE: file }, {}), log)
+    let mem: Backends | null = await inMemory()
+    const midx = mem.indexes.cve
     if (typeof global.gc === 'function') global.gc()
     peakRss = 0
     sampleRss()
@@ -187,20 +192,19 @@ async function main (): Promise<void> {
       `save ${saveSecs.toFixed(1)} s (${mb(fs.statSync(file).size)}), peak RSS ${mb(peakRss)}; ${memCpu}`)
     console.log(`  held in memory: ${live()}`)
     await benchMatches('memory', midx)
-    await midx.close()
+    await mem.close()
     // Let the imported copy go before loading the file into a second one.
-    midx = null
+    mem = null
     if (typeof global.gc === 'function') global.gc()
     t0 = Date.now()
-    const reopened = await createMemoryIndex({ filePath: file })
-    console.log(`  load at open: ${((Date.now() - t0) / 1000).toFixed(1)} s, ${fmt((await reopened.stats()).cves)} CVEs`)
+    const reopened = await inMemory()
+    console.log(`  load at open: ${((Date.now() - t0) / 1000).toFixed(1)} s, ${fmt((await reopened.indexes.cve.stats()).cves)} CVEs`)
     await reopened.close()
     sampleRss()
     console.log(`\npeak RSS over the whole run: ${mb(overallPeak)}`)
   } finally {
-    await ridx.drop()
-    await ridx.close()
-    await redis.quit()
+    await onRedis.purge()
+    await onRedis.close()
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }

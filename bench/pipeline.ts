@@ -20,12 +20,12 @@ import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Redis } from 'ioredis'
-import { BullQueue } from '../lib/queue/bullmq'
+import pino from 'pino'
+import { loadConfig } from '../lib/config'
+import { openBackends, type Backends } from '../lib/backends'
 import { startFakeNvd } from '../test/support/fake-nvd'
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process'
 import { freePort } from '../test/support/redis-server'
-import { deletePrefix } from '../test/helper'
 
 interface AutocannonResult {
   duration: number
@@ -48,7 +48,7 @@ type Autocannon = (opts: Record<string, unknown> & { requests?: AutocannonReques
 const autocannon = require('autocannon') as Autocannon
 
 const ROOT = path.join(__dirname, '..')
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const REDIS_URL = loadConfig().REDIS_URL ?? 'redis://127.0.0.1:6379'
 const KEY = `bench-service-key-${randomBytes(8).toString('hex')}`
 const POST_SECONDS = Number(process.env.BENCH_POST_SECONDS ?? 10)
 const BATCH_HOSTS = Number(process.env.BENCH_BATCH_HOSTS ?? 32)
@@ -98,11 +98,22 @@ async function startApi (env: Record<string, string>): Promise<Api> {
 }
 
 function envFor (prefix: string, nvdUrl: string): Record<string, string> {
-  return { REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_API_URL: nvdUrl, NVD_INDEX_FILE: '' }
+  return { REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_API_URL: nvdUrl, NVD_INDEX_FILE: '', SOURCES_FILE: '' }
 }
 
-async function postRate (nvdUrl: string, redis: Redis): Promise<{ accepted: number, perSecond: number, non2xx: number, errors: number, p50: number, p99: number }> {
+/** This process's view of what the API and workers under `env` store: to watch the queue and to clean up. */
+async function backendsFor (env: Record<string, string>): Promise<Backends> {
+  return await openBackends(loadConfig({}, env), pino({ level: 'warn' }, pino.destination(2)))
+}
+
+async function cleanUp (backends: Backends): Promise<void> {
+  await backends.purge()
+  await backends.close()
+}
+
+async function postRate (nvdUrl: string): Promise<{ accepted: number, perSecond: number, non2xx: number, errors: number, p50: number, p99: number }> {
   const prefix = `vulnscan-bench-pipeline-${RUN}-post`
+  const backends = await backendsFor(envFor(prefix, nvdUrl))
   const api = await startApi(envFor(prefix, nvdUrl))
   try {
     let n = 0
@@ -122,7 +133,7 @@ async function postRate (nvdUrl: string, redis: Redis): Promise<{ accepted: numb
     return { accepted: r['2xx'], perSecond: r['2xx'] / POST_SECONDS, non2xx: r.non2xx, errors: r.errors + r.timeouts, p50: r.latency.p50, p99: r.latency.p99 }
   } finally {
     await api.stop()
-    await deletePrefix(redis, prefix)
+    await cleanUp(backends)
   }
 }
 
@@ -148,15 +159,16 @@ async function waitEnd (base: string, id: string, ms: number): Promise<Record<st
   }
 }
 
-async function scanTimes (workers: number, repeat: number, nvdUrl: string, redis: Redis): Promise<ScanTiming[]> {
+async function scanTimes (workers: number, repeat: number, nvdUrl: string): Promise<ScanTiming[]> {
   const prefix = `vulnscan-bench-pipeline-${RUN}-w${workers}-r${repeat}`
   const env = envFor(prefix, nvdUrl)
+  const backends = await backendsFor(env)
   const api = await startApi(env)
   const procs: WorkerProcess[] = []
   try {
     for (let i = 0; i < workers; i++) procs.push(spawnWorker({ ...env, SCAN_BATCH_HOSTS: String(BATCH_HOSTS) }))
     await Promise.all(procs.map((w) => w.ready()))
-    await waitWorkers(redis, `${prefix}-bull`, workers)
+    await waitWorkers(backends, workers)
     const out: ScanTiming[] = []
     // The first scan fills the NVD index on demand (at the NVD client's rate limit); the others find it warm.
     const cases = [
@@ -189,39 +201,33 @@ async function scanTimes (workers: number, repeat: number, nvdUrl: string, redis
   } finally {
     await Promise.all(procs.map((w) => w.stop()))
     await api.stop()
-    await deletePrefix(redis, prefix)
+    await cleanUp(backends)
   }
 }
 
 /** Wait until `count` BullMQ workers are connected to the queue, so no timing includes a start-up. */
-async function waitWorkers (redis: Redis, queuePrefix: string, count: number): Promise<void> {
-  const queue = new BullQueue(redis, queuePrefix)
-  try {
-    const deadline = Date.now() + 60_000
-    for (;;) {
-      const n = (await queue.queue.getWorkers()).length
-      if (n >= count) return
-      if (Date.now() > deadline) throw new Error(`only ${n} of ${count} workers connected within 60 s`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  } finally {
-    await queue.close()
+async function waitWorkers (backends: Backends, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const n = await backends.queue.workers()
+    if (n >= count) return
+    if (Date.now() > deadline) throw new Error(`only ${n} of ${count} workers connected within 60 s`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
 
 async function main (): Promise<void> {
   const outIdx = process.argv.indexOf('--out')
   const outFile = outIdx >= 0 ? process.argv[outIdx + 1] : undefined
-  const redis = new Redis(REDIS_URL)
   const nvd = await startFakeNvd({ rateLimit: null })
   try {
     process.stderr.write(`POST /app/scan for ${POST_SECONDS} s, ${CONNECTIONS} connections...\n`)
-    const post = await postRate(nvd.baseUrl, redis)
+    const post = await postRate(nvd.baseUrl)
     const scans: ScanTiming[] = []
     for (let r = 0; r < REPEATS; r++) {
       for (const workers of [1, 2]) {
         process.stderr.write(`quick scans with ${workers} worker(s), round ${r + 1} of ${REPEATS}...\n`)
-        scans.push(...await scanTimes(workers, r, nvd.baseUrl, redis))
+        scans.push(...await scanTimes(workers, r, nvd.baseUrl))
       }
     }
     const machine = { cpus: os.cpus().length, node: process.version }
@@ -240,7 +246,6 @@ async function main (): Promise<void> {
     if (outFile) writeFileSync(outFile, JSON.stringify({ machine, post, scans, batchHosts: BATCH_HOSTS }, null, 2) + '\n')
   } finally {
     await nvd.close()
-    redis.disconnect()
   }
 }
 

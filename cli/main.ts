@@ -5,6 +5,7 @@ import { Presets, SingleBar } from 'cli-progress'
 import pc from 'picocolors'
 import { createVulnscanClient, type operations, type VulnscanClient } from '../sdk'
 import { inferTarget } from '../lib/scanner/targets'
+import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, SCAN_STATUSES, TEMPLATE_NAMES } from '../lib/vocabulary'
 import {
   colourSeverity, findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
   type Finding, type Scan, type Severity
@@ -17,9 +18,9 @@ export const USAGE = `Usage: vulnscan <command> [options]
 Commands:
   scan <target…>            post a scan; targets are addresses (10.0.0.5, ::1), ranges
                             (10.0.0.1-10.0.0.20), CIDR blocks (192.168.1.0/28) or host names
-      -t, --template <name>   quick | standard | full | discovery (default: quick)
+      -t, --template <name>   ${TEMPLATE_NAMES.join(' | ')} (default: ${DEFAULT_TEMPLATE})
       -p, --ports <list>      ports instead of the template's, e.g. 22,80,8000-8100
-      --priority <1-5>        5 is the most urgent (default: 3)
+      --priority <${PRIORITY_MIN}-${PRIORITY_MAX}>        ${PRIORITY_MAX} is the most urgent (default: ${DEFAULT_PRIORITY})
       --id <id>               your own scan id (re-posting the same id and body is a no-op)
       -w, --wait              follow the scan with a progress bar, then print its findings
       --timeout <seconds>     with --wait: give up after this long (exit 3)
@@ -305,8 +306,8 @@ export async function run (argv: string[], io: Io): Promise<number> {
 
     case 'scan': {
       if (args.length === 0) throw usage('scan needs at least one target, e.g. vulnscan scan 127.0.0.1')
-      const template = oneOf('template', values.template, ['quick', 'standard', 'full', 'discovery'] as const)
-      const priority = integer('priority', values.priority, 1, 5)
+      const template = oneOf('template', values.template, TEMPLATE_NAMES)
+      const priority = integer('priority', values.priority, PRIORITY_MIN, PRIORITY_MAX)
       const timeout = integer('timeout', values.timeout, 1, 7 * 24 * 3600)
       if (timeout !== undefined && values.wait !== true) throw usage('--timeout only applies with --wait.')
       const options = template !== undefined || values.ports !== undefined ? { ...(template ? { template } : {}), ...(values.ports ? { ports: values.ports } : {}) } : undefined
@@ -342,7 +343,7 @@ export async function run (argv: string[], io: Io): Promise<number> {
 
     case 'scans': {
       if (args.length > 0) throw usage('scans takes no arguments.')
-      const status = oneOf('status', values.status, ['queued', 'running', 'completed', 'failed', 'cancelled'] as const)
+      const status = oneOf('status', values.status, SCAN_STATUSES)
       const { data } = await api(client.GET('/app/scan', { params: { query: { status, limit, offset } } }), baseUrl)
       if (json) printJson(io, data)
       else {

@@ -4,6 +4,7 @@ import type { Target, TemplateName } from './scanner/types'
 import { parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
 import type { ScanRecord } from './store/types'
+import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
 
 export interface ScanRequestInput {
   id?: string
@@ -47,9 +48,9 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
 export function newScanRecord (req: ScanRequestInput, createdBy: string, now = new Date()): ScanRecord {
   const normalized = {
     targets: req.targets.map((t) => ({ value: t.value, type: t.type })),
-    template: req.options?.template ?? 'quick',
+    template: req.options?.template ?? DEFAULT_TEMPLATE,
     ports: req.options?.ports,
-    priority: req.priority ?? 3
+    priority: req.priority ?? DEFAULT_PRIORITY
   }
   return {
     id: req.id ?? randomUUID(),

@@ -65,4 +65,4 @@ export default fp(async function authPlugin (fastify) {
       fastify.store.touchApiKey(hex, new Date(now).toISOString()).catch((err) => request.log.warn({ err }, 'could not record key use'))
     }
   })
-}, { name: 'auth', dependencies: ['env', 'redis'] })
+}, { name: 'auth', dependencies: ['env', 'backends'] })

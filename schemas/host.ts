@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
 
 export const TlsInfoSchema = Type.Object({
@@ -10,13 +10,18 @@ export const TlsInfoSchema = Type.Object({
   selfSigned: Type.Optional(Type.Boolean())
 }, { $id: 'TlsInfo' })
 
-export const HostPortSchema = Type.Object({
+/** What a port shows in host lists; GET /host/{address} adds the details. */
+const HostPortBrief = {
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
   protocol: Type.Literal('tcp'),
   state: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('filtered')]),
   service: Type.Optional(Type.String()),
   product: Type.Optional(Type.String()),
-  version: Type.Optional(Type.String()),
+  version: Type.Optional(Type.String())
+}
+
+export const HostPortSchema = Type.Object({
+  ...HostPortBrief,
   extraInfo: Type.Optional(Type.String()),
   distro: Type.Optional(Type.String()),
   cpe: Type.Optional(Type.Array(Type.String())),
@@ -24,20 +29,42 @@ export const HostPortSchema = Type.Object({
   tls: Type.Optional(ref(TlsInfoSchema))
 }, { $id: 'HostPort' })
 
-export const HostSchema = Type.Object({
-  address: Type.String(),
-  hostnames: Type.Array(Type.String()),
-  up: Type.Boolean(),
-  firstSeen: Type.String({ format: 'date-time' }),
-  lastSeen: Type.String({ format: 'date-time' }),
-  lastScanId: Type.String(),
-  rttMs: Type.Optional(Type.Number()),
-  ports: Type.Array(ref(HostPortSchema), { description: 'Open and filtered ports, by number; a port a later scan found closed is removed' }),
-  findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
-  maxSeverity: Type.Union([Type.String(), Type.Null()], { description: 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one' })
-}, { $id: 'Host' })
+const PORTS_DESCRIPTION = 'Open and filtered ports, by number; a port a later scan found closed is removed'
 
-export const PageHostSchema = pageOf(HostSchema, 'PageHost')
+const MAX_SEVERITY_DESCRIPTION = 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one'
+
+/** A host's fields, with its ports as `port` shows them. */
+function hostProperties (port: TSchema, maxSeverity: TSchema = Type.Union([Type.String(), Type.Null()], { description: MAX_SEVERITY_DESCRIPTION })) {
+  return {
+    address: Type.String(),
+    hostnames: Type.Array(Type.String()),
+    up: Type.Boolean(),
+    firstSeen: Type.String({ format: 'date-time' }),
+    lastSeen: Type.String({ format: 'date-time' }),
+    lastScanId: Type.String(),
+    rttMs: Type.Optional(Type.Number()),
+    ports: Type.Array(port, { description: PORTS_DESCRIPTION }),
+    findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
+    maxSeverity
+  }
+}
+
+export const HostSchema = Type.Object(hostProperties(ref(HostPortSchema)), { $id: 'Host' })
+
+/** A host as lists show it: the response schema is the allow-list, so banners, CPE names and TLS facts stay out. */
+// A page of fifty hosts is serialised on every request: plain enums and type lists here, where the anyOf
+// of a union would make the serialiser validate each value to pick a branch.
+export const HostPortBriefSchema = Type.Object({
+  ...HostPortBrief,
+  state: StringEnum(['open', 'closed', 'filtered'])
+}, { $id: 'HostPortBrief' })
+
+export const HostBriefSchema = Type.Object(hostProperties(
+  ref(HostPortBriefSchema),
+  Type.Unsafe<string | null>({ type: ['string', 'null'], description: MAX_SEVERITY_DESCRIPTION })
+), { $id: 'HostBrief' })
+
+export const PageHostSchema = pageOf(HostBriefSchema, 'PageHost')
 
 export const HostListQuerySchema = Type.Object({
   ...ListQueryProperties,

@@ -2,7 +2,7 @@
 import { ErrorSchema } from './common'
 import { DataSourcesSchema, HealthSchema } from './health'
 import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
-import { HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
+import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema, ApiKeySchema } from './key'
 import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
@@ -13,7 +13,7 @@ export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
   ScanSummarySchema, ScanSchema, PageScanSchema,
-  TlsInfoSchema, HostPortSchema, HostSchema, PageHostSchema,
+  TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema
 ]

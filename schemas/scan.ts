@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
 import { DataSourcesSchema } from './health'
+import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, SCAN_STATUSES, TEMPLATE_NAMES } from '../lib/vocabulary'
 
 export const TargetSchema = Type.Object({
   value: Type.String({ minLength: 1, maxLength: 255, description: 'An IPv4/IPv6 address, a range `a.b.c.d-a.b.c.e`, a CIDR block or a DNS name, as `type` says' }),
@@ -8,7 +9,7 @@ export const TargetSchema = Type.Object({
 }, { $id: 'Target', additionalProperties: false })
 
 export const ScanOptionsSchema = Type.Object({
-  template: Type.Optional(StringEnum(['quick', 'standard', 'full', 'discovery'], { default: 'quick', description: 'quick: top 100 ports plus modern services, light detection; standard: top 1000, full detection; full: all 65535 ports; discovery: quick\'s ports, no detection, no CVE matching' })),
+  template: Type.Optional(StringEnum([...TEMPLATE_NAMES], { default: DEFAULT_TEMPLATE, description: 'quick: top 100 ports plus modern services, light detection; standard: top 1000, full detection; full: all 65535 ports; discovery: quick\'s ports, no detection, no CVE matching' })),
   ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] }))
 }, { $id: 'ScanOptions', additionalProperties: false })
 
@@ -16,11 +17,11 @@ export const ScanRequestSchema = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Client-chosen scan id (a UUID is generated when absent). Posting the same id and body again is a no-op; the same id with another body is a 409.' })),
   targets: Type.Array(ref(TargetSchema), { minItems: 1, description: 'What to scan (at most MAX_TARGETS entries)' }),
   options: Type.Optional(ref(ScanOptionsSchema)),
-  priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, default: 3, description: 'Queue priority from 1 (least urgent) to 5 (most urgent, started first); default 3' }))
+  priority: Type.Optional(Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, default: DEFAULT_PRIORITY, description: `Queue priority from ${PRIORITY_MIN} (least urgent) to ${PRIORITY_MAX} (most urgent, started first); default ${DEFAULT_PRIORITY}` }))
 }, {
   $id: 'ScanRequest',
   additionalProperties: false,
-  examples: [{ id: 'scan-1', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick' }, priority: 3 }]
+  examples: [{ id: 'scan-1', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: DEFAULT_TEMPLATE }, priority: DEFAULT_PRIORITY }]
 })
 export type ScanRequest = Static<typeof ScanRequestSchema>
 
@@ -29,7 +30,7 @@ export const ScanAckSchema = Type.Object({
   id: Type.String({ description: 'The scan id, to follow it at /app/scan/{id}' })
 }, { $id: 'ScanAck' })
 
-export const ScanStatusSchema = StringEnum(['queued', 'running', 'completed', 'failed', 'cancelled'], { $id: 'ScanStatus', description: 'queued → running → completed | failed | cancelled' })
+export const ScanStatusSchema = StringEnum([...SCAN_STATUSES], { $id: 'ScanStatus', description: 'queued → running → completed | failed | cancelled' })
 
 export const ScanProgressSchema = Type.Object({
   hostsTotal: Type.Integer(),
@@ -71,7 +72,7 @@ export const ScanSchema = Type.Object({
 export const PageScanSchema = pageOf(ScanSchema, 'PageScan')
 
 export const ScanListQuerySchema = Type.Object({
-  status: Type.Optional(StringEnum(['queued', 'running', 'completed', 'failed', 'cancelled'], { description: 'Only scans in this state' })),
+  status: Type.Optional(StringEnum([...SCAN_STATUSES], { description: 'Only scans in this state' })),
   ...ListQueryProperties
 }, { additionalProperties: false })
 

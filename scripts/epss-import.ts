@@ -44,7 +44,7 @@ if (require.main === module) {
     const opened = await openSourceStore()
     process.stderr.write(`source store: ${opened.where}\n`)
     try {
-      process.exitCode = await runEpssImport(process.argv.slice(2), opened.store, process.stderr)
+      process.exitCode = await runEpssImport(process.argv.slice(2), opened.store, process.stderr, { defaultUrl: opened.config.EPSS_URL })
     } finally {
       await opened.close()
     }

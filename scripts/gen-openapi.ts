@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../app'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 
 /** The OpenAPI document as YAML, built on the embedded default with a fixed config so it is reproducible. */
 export async function generateOpenApi (): Promise<string> {

@@ -1,8 +1,8 @@
 // Dynamic API keys from the command line: `npm run keys -- create --label ci [--expires 30d]`, `list`, `revoke <id>`.
 import { parseArgs } from 'node:util'
-import { Redis } from 'ioredis'
-import { loadConfig } from '../plugins/env'
-import { RedisStore } from '../lib/store/redis'
+import pino from 'pino'
+import { loadConfig } from '../lib/config'
+import { backendKind, openBackends } from '../lib/backends'
 import { newApiKey, parseLifetime } from '../lib/api-keys'
 
 const USAGE = `Usage:
@@ -25,9 +25,9 @@ async function main (): Promise<void> {
   const [command, ...rest] = positionals
   if (values.help || command === undefined) fail(USAGE, values.help ? 0 : 2)
   const config = loadConfig()
-  if (!config.REDIS_URL) fail('REDIS_URL is not set. On the embedded default, keys live inside the server process: use POST /admin/keys instead.')
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 5000 })
-  const store = new RedisStore(redis, config.REDIS_PREFIX)
+  if (backendKind(config) === 'memory') fail('REDIS_URL is not set. On the embedded default, keys live inside the server process: use POST /admin/keys instead.')
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const store = backends.store
   try {
     switch (command) {
       case 'create': {
@@ -68,7 +68,7 @@ async function main (): Promise<void> {
         fail(`Unknown command '${command}'.\n\n${USAGE}`)
     }
   } finally {
-    redis.disconnect()
+    await backends.close()
   }
 }
 

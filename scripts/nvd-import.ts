@@ -3,11 +3,11 @@
 // embedded index file NVD_INDEX_FILE).
 
 import path from 'node:path'
-import { Redis } from 'ioredis'
+import pino from 'pino'
 import pc from 'picocolors'
 import { importFeed } from '../lib/nvd/feed-import'
-import { createCveIndex } from '../lib/nvd/index'
-import { loadConfig } from '../plugins/env'
+import { openBackends } from '../lib/backends'
+import { loadConfig } from '../lib/config'
 
 async function main (): Promise<number> {
   const files = process.argv.slice(2).filter((a) => a !== '--')
@@ -16,9 +16,9 @@ async function main (): Promise<number> {
     return 2
   }
   const cfg = loadConfig()
-  const redis = cfg.REDIS_URL !== undefined && cfg.REDIS_URL !== '' ? new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined
-  const index = await createCveIndex({ redis, prefix: cfg.REDIS_PREFIX + ':', filePath: cfg.NVD_INDEX_FILE })
-  process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + cfg.NVD_INDEX_FILE}\n`)
+  const backends = await openBackends(cfg, pino({ level: 'warn' }, pino.destination(2)))
+  const index = backends.indexes.cve
+  process.stderr.write(`index: ${backends.kind === 'redis' ? 'redis' : 'file ' + cfg.NVD_INDEX_FILE}\n`)
   let failed = 0
   try {
     for (const file of files) {
@@ -47,8 +47,7 @@ async function main (): Promise<number> {
     const s = await index.stats()
     process.stderr.write(`index now holds ${s.cves.toLocaleString('en')} CVEs for ${s.products.toLocaleString('en')} products\n`)
   } finally {
-    await index.close()
-    await redis?.quit()
+    await backends.close()
   }
   return failed > 0 ? 1 : 0
 }

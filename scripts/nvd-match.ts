@@ -1,10 +1,10 @@
 // npm run nvd:match -- <cpe 2.3 name> [--json]
 // Prints the CVEs the local index gives for a CPE, with the criterion that matched and why.
 
-import { Redis } from 'ioredis'
+import pino from 'pino'
 import pc from 'picocolors'
-import { createCveIndex } from '../lib/nvd/index'
-import { loadConfig } from '../plugins/env'
+import { openBackends } from '../lib/backends'
+import { loadConfig } from '../lib/config'
 import type { CveMatch } from '../lib/nvd/types'
 
 function order (a: CveMatch, b: CveMatch): number {
@@ -21,8 +21,8 @@ async function main (): Promise<number> {
     return 2
   }
   const cfg = loadConfig()
-  const redis = cfg.REDIS_URL !== undefined && cfg.REDIS_URL !== '' ? new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined
-  const index = await createCveIndex({ redis, prefix: cfg.REDIS_PREFIX + ':', filePath: cfg.NVD_INDEX_FILE })
+  const backends = await openBackends(cfg, pino({ level: 'warn' }, pino.destination(2)))
+  const index = backends.indexes.cve
   try {
     const started = process.hrtime.bigint()
     const matches = (await index.match(cpe)).sort(order)
@@ -53,8 +53,7 @@ async function main (): Promise<number> {
     }
     return 0
   } finally {
-    await index.close()
-    await redis?.quit()
+    await backends.close()
   }
 }
 

@@ -4,13 +4,13 @@
 // page in flight; running the command again resumes where it stopped.
 
 import { parseArgs } from 'node:util'
-import { Redis } from 'ioredis'
+import pino from 'pino'
 import pc from 'picocolors'
 import { createNvdClient } from '../lib/nvd/client'
-import { createCveIndex } from '../lib/nvd/index'
-import { createRedisRateLimiter, NVD_REQUESTS_WITH_KEY, NVD_REQUESTS_WITHOUT_KEY, NVD_WINDOW_MS } from '../lib/nvd/rate-limiter'
+import { openBackends } from '../lib/backends'
+import { NVD_REQUESTS_WITH_KEY, NVD_REQUESTS_WITHOUT_KEY, NVD_WINDOW_MS } from '../lib/nvd/rate-limiter'
 import { syncIndex, type SyncProgress } from '../lib/nvd/sync'
-import { loadConfig } from '../plugins/env'
+import { loadConfig } from '../lib/config'
 
 const USAGE = `Usage: npm run nvd:sync [-- --full | --since <ISO time>]
 
@@ -57,13 +57,11 @@ async function main (): Promise<number> {
     return 0
   }
   const config = loadConfig()
-  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, connectTimeout: 5000 }) : undefined
-  const index = await createCveIndex({ redis, prefix: config.REDIS_PREFIX + ':', filePath: config.NVD_INDEX_FILE })
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const index = backends.indexes.cve
   const requestsPerWindow = config.NVD_RATE_LIMIT ?? (config.NVD_API_KEY ? NVD_REQUESTS_WITH_KEY : NVD_REQUESTS_WITHOUT_KEY)
   // With Redis, share the NVD window with the API and workers, which fetch products on demand.
-  const limiter = redis !== undefined
-    ? createRedisRateLimiter({ redis, key: `${config.REDIS_PREFIX}:nvd:ratelimit`, requestsPerWindow, windowMs: NVD_WINDOW_MS })
-    : undefined
+  const limiter = backends.shared?.limiter('nvd', requestsPerWindow, NVD_WINDOW_MS)
   const client = createNvdClient({
     baseUrl: config.NVD_API_URL,
     apiKey: config.NVD_API_KEY,
@@ -83,7 +81,7 @@ async function main (): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
 
-  process.stderr.write(`index: ${redis !== undefined ? 'redis' : 'file ' + config.NVD_INDEX_FILE}; NVD: ${config.NVD_API_URL} ` +
+  process.stderr.write(`index: ${backends.kind === 'redis' ? 'redis' : 'file ' + config.NVD_INDEX_FILE}; NVD: ${config.NVD_API_URL} ` +
     `(${client.limiter.requestsPerWindow} requests per ${client.limiter.windowMs / 1000} s${limiter !== undefined ? ' shared through Redis' : ''}` +
     `${client.hasApiKey ? ', with API key' : ', no API key'})\n`)
   const started = Date.now()
@@ -111,8 +109,7 @@ async function main (): Promise<number> {
     process.stderr.write(pc.red(`nvd:sync failed: ${(err as Error).message}\n`) + 'progress is saved; run nvd:sync again to resume\n')
     return 1
   } finally {
-    await index.close()
-    await redis?.quit()
+    await backends.close()
   }
 }
 

@@ -7,6 +7,7 @@ import pc from 'picocolors'
 import { runScan } from '../lib/scanner/engine'
 import { inferTarget, parseScope, scopeError, validateTarget } from '../lib/scanner/targets'
 import { getTemplate, TEMPLATE_NAMES } from '../lib/scanner/templates'
+import { DEFAULT_TEMPLATE } from '../lib/vocabulary'
 import type { HostResult, ScanProgress, Target } from '../lib/scanner/types'
 
 const USAGE = `Usage: npm run scan -- <target…> [options]
@@ -62,7 +63,7 @@ async function main (): Promise<number> {
     args = parseArgs({
       allowPositionals: true,
       options: {
-        template: { type: 'string', short: 't', default: 'quick' },
+        template: { type: 'string', short: 't', default: DEFAULT_TEMPLATE },
         ports: { type: 'string', short: 'p' },
         json: { type: 'boolean', default: false },
         'max-hosts': { type: 'string' },
@@ -84,7 +85,7 @@ async function main (): Promise<number> {
 
   let template
   try {
-    template = getTemplate(values.template ?? 'quick', values.ports)
+    template = getTemplate(values.template ?? DEFAULT_TEMPLATE, values.ports)
   } catch (err) {
     throw new UsageError((err as Error).message)
   }

@@ -125,7 +125,7 @@ export interface paths {
         };
         /**
          * Health check
-         * @description 200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key.
+         * @description 200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key. `dataSources` says what vulnerability data scans are matched against and how current each source is.
          */
         get: operations["getHealth"];
         put?: never;
@@ -271,6 +271,64 @@ export interface components {
             /** @description Stable machine-readable code, VULNSCAN_<AREA>_<WHAT> */
             code?: string;
         };
+        /** @description The vulnerability data findings are matched against, and how current each source is */
+        DataSources: {
+            nvd: {
+                /** @description CVE records in the local NVD index */
+                cves: number;
+                /** @description vendor:product pairs with match criteria */
+                products: number;
+                /** @description When the last NVD sync completed */
+                lastSync: string | null;
+                /** @description Set by a complete full sync or feed import: products absent from the index have no known CVEs, and nothing is fetched on demand */
+                authoritativeAsOf: string | null;
+            };
+            cve5: {
+                /** @description CVE JSON 5 records (CNA and CISA ADP affected data) */
+                records: number;
+                /** @description The newest record update imported */
+                newestUpdated: string | null;
+                /** @description When records were last imported */
+                importedAt: string | null;
+            };
+            /** @description Distribution security trackers (backported fixes) */
+            distributions: {
+                /** @description null when never imported */
+                debian: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
+                /** @description null when never imported */
+                ubuntu: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
+            };
+            /** @description CISA Known Exploited Vulnerabilities catalog; null when never imported */
+            kev: {
+                /** @description CISA KEV catalog version */
+                catalogVersion: string | null;
+                /** @description When CISA released it */
+                dateReleased: string | null;
+                count: number;
+            } | null;
+            /** @description FIRST EPSS scores; null when never imported */
+            epss: {
+                /** @description EPSS model version */
+                modelVersion: string | null;
+                /** @description The day the scores were computed */
+                scoreDate: string | null;
+                count: number;
+            } | null;
+        };
         Health: {
             status: "ok" | "degraded";
             version: string;
@@ -298,6 +356,7 @@ export interface components {
                 /** @description When the last NVD sync completed */
                 lastSync: string | null;
             };
+            dataSources?: components["schemas"]["DataSources"];
         };
         Target: {
             /** @description An IPv4/IPv6 address, a range `a.b.c.d-a.b.c.e`, a CIDR block or a DNS name, as `type` says */
@@ -386,6 +445,7 @@ export interface components {
                 address: string;
                 reason: string;
             }[];
+            dataSources?: components["schemas"]["DataSources"];
         };
         Scan: {
             id: string;
@@ -450,8 +510,35 @@ export interface components {
             /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
             maxSeverity: string | null;
         };
+        HostPortBrief: {
+            port: number;
+            /** @enum {string} */
+            protocol: "tcp";
+            /** @enum {string} */
+            state: "open" | "closed" | "filtered";
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        HostBrief: {
+            address: string;
+            hostnames: string[];
+            up: boolean;
+            /** Format: date-time */
+            firstSeen: string;
+            /** Format: date-time */
+            lastSeen: string;
+            lastScanId: string;
+            rttMs?: number;
+            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            ports: components["schemas"]["HostPortBrief"][];
+            /** @description Findings that stand: neither fixed nor marked false positive */
+            findingsCount: number;
+            /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
+            maxSeverity: string | null;
+        };
         PageHost: {
-            items: components["schemas"]["Host"][];
+            items: components["schemas"]["HostBrief"][];
             total: number;
             limit: number;
             offset: number;

@@ -4,12 +4,13 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import app, { serverOptions } from '../app'
-import { loadConfig, type Config } from '../plugins/env'
+import { loadConfig, type Config } from '../lib/config'
+import { BACKEND_KINDS, openBackends, type BackendKind, type Backends } from '../lib/backends'
 
 export const SERVICE_KEY = 'test-service-key-0123456789abcdef'
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
 
-export type Backend = 'memory' | 'redis'
+export type Backend = BackendKind
 
 interface Tap {
   teardown(fn: () => unknown): void
@@ -36,9 +37,38 @@ export function redisAnswers (): Promise<boolean> {
   return redisAvailable
 }
 
-/** The backends to run a contract test against: memory always, Redis when it answers (always under CI). */
+/** The backends to run a contract test against: every one openBackends knows; Redis when it answers (always under CI). */
 export async function backends (): Promise<Backend[]> {
-  return (await redisAnswers()) ? ['memory', 'redis'] : ['memory']
+  const redis = await redisAnswers()
+  return BACKEND_KINDS.filter((kind) => kind !== 'redis' || redis)
+}
+
+/**
+ * Open one backend as the service would, on a key prefix of its own (unless `overrides` names one). The caller
+ * purges and closes it, or lets openBackendsIn hand that to the test.
+ */
+export async function openBackendsFor (kind: Backend, overrides: Partial<Config> = {}): Promise<Backends> {
+  const prefix = uniquePrefix('backends').replace(/:/g, '.')
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    REDIS_PREFIX: prefix,
+    QUEUE_PREFIX: `${prefix}-bull`,
+    NVD_INDEX_FILE: '',
+    SOURCES_FILE: '',
+    ...(kind === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
+    ...overrides
+  }, {})
+  return await openBackends(config, { warn: () => {} })
+}
+
+/** openBackendsFor, purged and closed when the test ends. */
+export async function openBackendsIn (t: Tap, kind: Backend, overrides: Partial<Config> = {}): Promise<Backends> {
+  const b = await openBackendsFor(kind, overrides)
+  t.teardown(async () => {
+    await b.purge()
+    await b.close()
+  })
+  return b
 }
 
 export function uniquePrefix (name: string): string {
@@ -72,6 +102,7 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     RATE_LIMIT_MAX: 100000,
     WORKER_ENABLED: false,
     NVD_INDEX_FILE: '',
+    SOURCES_FILE: '',
     NVD_API_URL: 'http://127.0.0.1:1/rest/json',
     // The fake NVD does not throttle unless a test asks it to; NVD's real 5 per 30 s would only slow tests.
     NVD_RATE_LIMIT: 1000,

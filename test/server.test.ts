@@ -10,7 +10,7 @@ test('npm start without Redis or a key: embedded default, a printed key, /health
   // As `npm start` runs it: the tsx command (under which @fastify/autoload loads the .ts plugins).
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'server.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NVD_INDEX_FILE: '' },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', NVD_INDEX_FILE: '', SOURCES_FILE: '' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   // SIGTERM, which tsx passes on to the server process it starts.

@@ -2,7 +2,7 @@
 // banners of the length real services send, and TLS facts on the TLS ports. Deterministic per index.
 import type { FastifyInstance } from 'fastify'
 import { hostRecordToResult } from '../../lib/store/host-result'
-import { formatCpe } from '../../lib/scanner/cpe'
+import { formatCpe } from '../../lib/cpe/name'
 import { MAX_BANNER_CHARS } from '../../lib/scanner/probes/common'
 import type { HostPort, HostRecord } from '../../lib/store/types'
 

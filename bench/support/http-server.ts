@@ -3,7 +3,7 @@
 // talks over IPC: the child sends {port} once listening, and seeds hosts when asked.
 import Fastify, { type FastifyInstance } from 'fastify'
 import app, { serverOptions } from '../../app'
-import { loadConfig } from '../../plugins/env'
+import { loadConfig } from '../../lib/config'
 import { realisticHosts, seedHosts } from './hosts'
 
 type Message = { cmd: 'seed', count: number } | { cmd: 'page', body: string }

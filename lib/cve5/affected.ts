@@ -8,7 +8,7 @@
 // Whatever cannot be compared from a banner (git commit ranges, vendor release names such as
 // "R34 P2") makes the entry `unknown` instead of letting `defaultStatus` speak for it.
 
-import { compareVersions, splitDistroVersion } from '../scanner/version'
+import { compareVersions, splitDistroVersion } from '../cpe/version'
 import type { Cve5Affected, Cve5Version, VersionStatus } from './record'
 
 export interface VersionDecision {

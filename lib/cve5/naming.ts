@@ -10,7 +10,7 @@
 //   - `*:<product>` when the CNA gave no vendor (`n/a`), so a product-only entry is still found.
 // A detected CPE pair is looked up under itself and under `*:<product>`.
 
-import { unescapeCpeValue } from '../scanner/cpe'
+import { unescapeCpeValue } from '../cpe/name'
 import type { Cve5Affected, Cve5Summary } from './record'
 
 export interface CpePair {

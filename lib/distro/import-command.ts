@@ -12,12 +12,15 @@ export const DISTRO_IMPORT_USAGE = `usage: distro:import [<Debian tracker JSON f
   [--releases bookworm,trixie,…] [--download-dir <dir>]
 
 A file is imported as it is (.json or .json.gz); a URL is fetched only when it changed since the last
-import (ETag / Last-Modified) and an interrupted download resumes where it stopped.`
+import (ETag / Last-Modified) and an interrupted download resumes where it stopped. With no file and no
+--ubuntu, the Debian tracker is synced from DEBIAN_TRACKER_URL.`
 
 export interface DistroImportDeps {
   /** Passed to the syncs; tests point them at a fake server's fetch behaviour. */
   fetch?: typeof fetch
   retryDelayMs?: number
+  /** Where the Debian tracker comes from when neither a file nor --ubuntu is named (DEBIAN_TRACKER_URL). */
+  defaultUrl?: string
 }
 
 const isUrl = (s: string): boolean => /^https?:\/\//i.test(s)
@@ -59,14 +62,15 @@ export async function runDistroImport (argv: string[], store: SourceStore, out: 
     return 0
   }
   const ubuntu = values.ubuntu ?? []
-  if (positionals.length > 1 || (positionals.length === 0 && ubuntu.length === 0)) {
+  const fallback = positionals.length === 0 && ubuntu.length === 0 ? deps.defaultUrl : undefined
+  if (positionals.length > 1 || (positionals.length === 0 && ubuntu.length === 0 && fallback === undefined)) {
     err(DISTRO_IMPORT_USAGE)
     return 2
   }
   const releases = values.releases?.split(',').map((s) => s.trim()).filter(Boolean)
   const common = { releases, dir: values['download-dir'], fetch: deps.fetch, retryDelayMs: deps.retryDelayMs }
   try {
-    const debian = positionals[0]
+    const debian = positionals[0] ?? fallback
     if (debian !== undefined) {
       if (isUrl(debian)) out(syncLine('Debian security tracker', await syncDebianTracker(store, { ...common, url: debian })))
       else out(summary('Debian security tracker', await importDebianTracker(debian, store, { releases })))

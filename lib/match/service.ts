@@ -3,9 +3,9 @@
 // tracker for the package revision the banner shows, and KEV and EPSS for priority. Each verdict names
 // the source that decided it and the exact rule.
 
-import { parseCpe, unescapeCpeValue } from '../scanner/cpe'
+import { parseCpe, unescapeCpeValue } from '../cpe/name'
 import type { ServiceInfo } from '../scanner/types'
-import type { LocalCveIndex } from '../nvd/index-common'
+import type { LocalCveIndex } from '../nvd/cve-index'
 import type { CpeCriterion, CveMatch, CveRecord, Kev } from '../nvd/types'
 import { matchCve5, nvdDecides, type Cve5Hit } from '../cve5/source'
 import { decideBackport, type BackportDecision } from '../distro/decide'

@@ -1,8 +1,8 @@
 // CPE matching against NVD configurations. Pure functions: the index compiles each distinct
 // criterion once and evaluates it against a compiled target.
 
-import { parseCpe, unescapeCpeValue } from '../scanner/cpe'
-import { compareKeys, versionKey, type VersionKey } from '../scanner/version'
+import { parseCpe, unescapeCpeValue } from '../cpe/name'
+import { compareKeys, versionKey, type VersionKey } from '../cpe/version'
 import type { Configuration, CpeCriterion, CveMatch, CveRecord, MatchConfidence } from './types'
 
 export interface TargetCpe {

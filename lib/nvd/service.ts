@@ -1,16 +1,13 @@
 // The NVD side of a scan, in one object: the local index, the API client, and the on-demand fetch
 // that fills the index for products it has never seen before matching.
-import type { Redis } from 'ioredis'
 import { createNvdClient, type NvdClient } from './client'
-import { createCveIndex, type LocalCveIndex } from './index'
+import type { LocalCveIndex } from './cve-index'
 import { ensureProducts, type EnsureProductsResult, type ProductRef } from './on-demand'
+import type { Config } from '../config'
 
 export interface NvdServiceOptions {
-  redis?: Redis
-  /** Application prefix (REDIS_PREFIX); the index writes under `<prefix>:nvd:`. */
-  prefix: string
-  /** File backing the embedded index; '' keeps it in memory only. */
-  indexFile: string
+  /** The index to fill and match against; its owner (lib/backends.ts) closes it. */
+  index: LocalCveIndex
   apiUrl: string
   apiKey?: string
   requestsPerWindow?: number
@@ -27,18 +24,10 @@ export interface NvdService {
   client: NvdClient
   /** Fetch from the NVD the products the index does not know yet; never throws for NVD trouble. */
   ensure(products: ProductRef[], signal?: AbortSignal): Promise<EnsureProductsResult>
-  close(): Promise<void>
 }
 
-export async function createNvdService (opts: NvdServiceOptions): Promise<NvdService> {
-  // The Redis index writes with WATCH transactions, whose state belongs to the connection: it gets one
-  // of its own, so nobody else's MULTI/EXEC on a shared connection can clear its watch.
-  const redis = opts.redis?.duplicate({ enableAutoPipelining: false })
-  const index = await createCveIndex({
-    redis,
-    prefix: opts.prefix + ':',
-    ...(redis === undefined && opts.indexFile !== '' ? { filePath: opts.indexFile } : {})
-  })
+export function createNvdService (opts: NvdServiceOptions): NvdService {
+  const index = opts.index
   // A scan waits on this client: an NVD outage must cost seconds, not the minutes of retries a sync can afford.
   const client = createNvdClient({
     baseUrl: opts.apiUrl,
@@ -56,10 +45,20 @@ export async function createNvdService (opts: NvdServiceOptions): Promise<NvdSer
     client,
     ensure: (products, signal) => ensureProducts({
       client, index, products, ttlSeconds: opts.productTtlSeconds, signal, logger: opts.logger, onDemand: opts.onDemand, backoffSeconds: opts.backoffSeconds
-    }),
-    close: async () => {
-      await index.close()
-      redis?.disconnect()
-    }
+    })
   }
+}
+
+/** The service as the configuration sets it up: the API process and the worker build it the same way. */
+export function nvdServiceFor (config: Config, index: LocalCveIndex, logger: NvdServiceOptions['logger']): NvdService {
+  return createNvdService({
+    index,
+    apiUrl: config.NVD_API_URL,
+    apiKey: config.NVD_API_KEY,
+    requestsPerWindow: config.NVD_RATE_LIMIT,
+    productTtlSeconds: config.NVD_PRODUCT_TTL,
+    onDemand: config.NVD_ON_DEMAND,
+    backoffSeconds: config.NVD_BACKOFF,
+    logger
+  })
 }

@@ -1,4 +1,5 @@
 // The scan queue interface: BullMQ on Redis, or an in-process priority queue on the embedded default.
+import { DEFAULT_PRIORITY, PRIORITY_MAX, PRIORITY_MIN } from '../vocabulary'
 
 export interface QueueJob<T = unknown> {
   id: string
@@ -17,16 +18,38 @@ export interface QueueCounts {
 
 export type JobHandler<T = unknown> = (job: QueueJob<T>, signal: AbortSignal) => Promise<void>
 
+/** How a process runs the queue's jobs. */
+export interface ProcessOptions {
+  /** Jobs this process runs at once. */
+  concurrency: number
+  /** How long a job's lock lasts without renewal: a job whose worker died is taken over after about this long. */
+  lockDurationMs: number
+  /** Called once when a job failed for good (no attempt left), in whichever process noticed it. */
+  onFinalFailure?: (logicalId: string, data: unknown, reason: string) => Promise<void>
+}
+
 export interface ScanQueue {
   readonly kind: 'bullmq' | 'memory'
+  /** Attempts a job gets before its failure is final. */
+  readonly attempts: number
   /** Add a job; adding an id that was added before changes nothing. */
   add<T>(id: string, data: T, priority: number): Promise<void>
   counts(): Promise<QueueCounts>
   ping(): Promise<void>
+  /** How many processes take this queue's jobs now. */
+  workers(): Promise<number>
+  /** Run jobs in this process from now on, until close. */
+  process<T>(handler: JobHandler<T>, opts: ProcessOptions): Promise<void>
+  /** Stop taking jobs, let the running ones end (in process: abort them), and let go of the queue. */
   close(): Promise<void>
 }
 
 /** Map the API's priority (5 most urgent) to BullMQ's (1 served first). */
 export function toQueuePriority (priority: number): number {
-  return 6 - priority
+  return PRIORITY_MAX + PRIORITY_MIN - priority
+}
+
+/** The API's priority of a BullMQ job (the inverse of toQueuePriority). */
+export function fromQueuePriority (queuePriority: number | undefined): number {
+  return queuePriority === undefined ? DEFAULT_PRIORITY : PRIORITY_MAX + PRIORITY_MIN - queuePriority
 }

@@ -14,7 +14,7 @@
 // IMAP, POP3 and FTP, upgrades with STARTTLS to report the certificate.
 
 import net from 'node:net'
-import { cpesFor } from './cpe-aliases'
+import { cpesFor } from '../cpe/aliases'
 import { openTls } from './tls'
 import type { ServiceInfo, TlsInfo } from './types'
 import { joinInfo, MAX_REPLY_BYTES, printable, type ProbeIO, type ProbeMatch } from './probes/common'

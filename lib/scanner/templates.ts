@@ -1,7 +1,8 @@
 // Scan templates: which ports, how much service detection, whether findings go to the NVD matcher.
 
 import { allPorts, parsePortList, TOP_100, TOP_1000, withExtras } from './ports'
-import type { Template, TemplateName } from './types'
+import type { Template } from './types'
+import { TEMPLATE_NAMES, type TemplateName } from '../vocabulary'
 
 const QUICK_PORTS = Object.freeze(withExtras(TOP_100))
 const STANDARD_PORTS = Object.freeze(withExtras(TOP_1000))
@@ -14,7 +15,7 @@ export const TEMPLATES: Readonly<Record<TemplateName, Readonly<Template>>> = Obj
   discovery: Object.freeze({ name: 'discovery', ports: QUICK_PORTS as number[], detection: 'none', nvd: false })
 })
 
-export const TEMPLATE_NAMES = Object.freeze(Object.keys(TEMPLATES)) as readonly TemplateName[]
+export { TEMPLATE_NAMES }
 
 export function isTemplateName (name: string): name is TemplateName {
   return Object.prototype.hasOwnProperty.call(TEMPLATES, name)

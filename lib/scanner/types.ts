@@ -7,7 +7,9 @@ export interface Target {
   type: TargetType
 }
 
-export type TemplateName = 'quick' | 'standard' | 'full' | 'discovery'
+import type { TemplateName } from '../vocabulary'
+
+export type { TemplateName }
 
 /** How much service detection a template asks for. */
 export type DetectionLevel = 'none' | 'light' | 'full'

@@ -1,7 +1,7 @@
 // What data a scan is matched against, for /health and every scan summary: a finding is only as
 // current as the data behind it, and a user needs to see how old each source is.
 
-import type { LocalCveIndex } from '../nvd/index-common'
+import type { LocalCveIndex } from '../nvd/cve-index'
 import { META_AUTHORITATIVE } from '../nvd/sync'
 import { cve5Stats } from '../cve5/source'
 import { readImportMeta } from '../distro/entries'

@@ -2,9 +2,7 @@
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
 import { createHash } from 'node:crypto'
-import { isIPv4, isIPv6 } from 'node:net'
-import ipaddr from 'ipaddr.js'
-import { BadRequestError } from '../errors'
+import { addressSortKey, normalizeAddress } from '../addresses'
 import type { HostRecord, HostPort } from './types'
 import type { FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
@@ -23,35 +21,6 @@ const USER_DECIDED = new Set<FindingStatus>(['accepted', 'false_positive'])
 export const HIDDEN_BY_DEFAULT: readonly FindingStatus[] = ['fixed_by_distribution', 'potential']
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
-
-/** The canonical text of an IP address (compressed IPv6, dotted IPv4), or null when it is not one. */
-export function normalizeAddress (value: string): string | null {
-  if (isIPv4(value)) return value
-  if (!isIPv6(value)) return null
-  try {
-    const v6 = ipaddr.IPv6.parse(value)
-    return v6.isIPv4MappedAddress() ? `::ffff:${v6.toIPv4Address().toString()}` : v6.toString()
-  } catch {
-    return null
-  }
-}
-
-/** The address in its canonical form, or a 400 error naming the field. */
-export function addressParam (value: string, field = 'address'): string {
-  const address = normalizeAddress(value)
-  if (address === null) throw new BadRequestError(`${field} must be an IPv4 or IPv6 address`)
-  return address
-}
-
-/** A key that orders addresses numerically as text: IPv4 before IPv6, each by value. */
-export function addressSortKey (address: string): string {
-  try {
-    const bytes = ipaddr.parse(address.split('%')[0]).toByteArray()
-    return (bytes.length === 4 ? '4' : '6') + Buffer.from(bytes).toString('hex')
-  } catch {
-    return '9' + address
-  }
-}
 
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
@@ -269,10 +238,6 @@ export function isUserDecided (status: FindingStatus): boolean {
 /** Whether a finding still stands against its host (counted, and an affected host of its CVE). */
 export function isStanding (status: FindingStatus): boolean {
   return !NOT_COUNTED.has(status)
-}
-
-export function sortAddresses (addresses: string[]): string[] {
-  return addresses.map((a) => [addressSortKey(a), a]).sort((x, y) => x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0).map((x) => x[1])
 }
 
 /** Lower-case text a `q` filter searches: the address and every hostname. */

@@ -149,7 +149,8 @@ export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, { kev: Kev
 export interface ResultsStore {
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */
   recordHost(write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }>
-  listHostsJson(query: HostQuery): Promise<Page<string>>
+  /** A page of hosts. The records may be shared with other readers (a cache): read them, do not change them. */
+  listHosts(query: HostQuery): Promise<Page<HostRecord>>
   getHost(address: string): Promise<HostRecord | null>
   /** Changes whenever any host is written or deleted, in every process: lets readers cache host pages. */
   hostsRevision(): Promise<string>

@@ -1,8 +1,9 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
 import type { DataSources } from '../sources/status'
+import type { ScanStatus } from '../vocabulary'
 
-export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
+export type { ScanStatus }
 
 export interface ScanSummary {
   hostsUp: number

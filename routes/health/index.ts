@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, reply } from '../../schemas/common'
 import { HealthSchema } from '../../schemas/health'
 import { VERSION } from '../../lib/version'
+import { dataSources, type DataSources } from '../../lib/sources/status'
 
 // A dependency that does not answer within this time counts as down: /health never hangs.
 const CHECK_TIMEOUT_MS = 1500
@@ -29,16 +30,20 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'getHealth',
       tags: ['health'],
       summary: 'Health check',
-      description: '200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key.',
+      description: '200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key. ' +
+        '`dataSources` says what vulnerability data scans are matched against and how current each source is.',
       security: [],
       response: { 200: reply(HealthSchema, 'Store and queue answer'), 503: reply(HealthSchema, 'A dependency does not answer (status `degraded`)'), ...errors(429) }
     }
   }, async (_request, reply) => {
     let stats: Awaited<ReturnType<typeof fastify.nvd.index.stats>> | undefined
+    let sources: DataSources | undefined
+    const { cve, sources: sourceStore } = fastify.backends.indexes
     const [store, queue] = await Promise.all([
       check(fastify.store.kind, () => fastify.store.ping()),
       check(fastify.scanQueue.kind, () => fastify.scanQueue.ping()),
-      check('nvd', async () => { stats = await fastify.nvd.index.stats() }).catch(() => undefined)
+      check('nvd', async () => { stats = await cve.stats() }).catch(() => undefined),
+      check('sources', async () => { sources = await dataSources(cve, sourceStore) }).catch(() => undefined)
     ])
     const ok = store.status === 'ok' && queue.status === 'ok'
     return reply.code(ok ? 200 : 503).send({
@@ -46,7 +51,8 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       version: VERSION,
       uptimeSeconds: Math.floor(process.uptime()),
       checks: { store, queue },
-      ...(stats ? { nvd: stats } : {})
+      ...(stats ? { nvd: stats } : {}),
+      ...(sources ? { dataSources: sources } : {})
     })
   })
 }

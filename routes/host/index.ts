@@ -3,25 +3,12 @@ import { errors, paging, reply } from '../../schemas/common'
 import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
-import { addressParam } from '../../lib/store/results-merge'
-import { RevisionCache } from '../../lib/revision-cache'
-import type { HostRecord } from '../../lib/store/types'
-
-/**
- * A host as lists show it: each port with its state, service, product and version. Banners, CPE names,
- * TLS facts and distro details are on GET /host/{address}; a list page stays small enough to be cheap.
- */
-function listView (json: string): string {
-  const host = JSON.parse(json) as HostRecord
-  return JSON.stringify({
-    ...host,
-    ports: host.ports.map(({ port, protocol, state, service, product, version }) => ({ port, protocol, state, service, product, version }))
-  })
-}
+import { parseAddress } from '../../lib/addresses'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
-  // Host pages change only when a scan writes hosts, and are read far more often than that.
-  const pages = new RevisionCache()
+  // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
+  // each such page goes through the response schema's serialiser once, not once per request.
+  const bodies = new WeakMap<object, string>()
 
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
@@ -38,16 +25,13 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
     const { q, port, service, product, minSeverity, hasFindings, sort, order } = request.query
-    const query = { limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order }
-    const key = JSON.stringify(query)
-    const revision = await fastify.results.hostsRevision()
-    let body = pages.get(key, revision)
+    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, sort, order })
+    let body = bodies.get(page)
     if (body === undefined) {
-      const page = await fastify.results.listHostsJson(query)
-      // Hosts are stored as the JSON of records the store builds field by field; the list view is built
-      // once per revision and then sent as it is, without a parse and re-serialize per request.
-      body = `{"items":[${page.items.map(listView).join(',')}],"total":${page.total},"limit":${limit},"offset":${offset}}`
-      pages.set(key, revision, body)
+      const serialize = reply.getSerializationFunction('200')
+      if (serialize === undefined) throw new Error('GET /host has no compiled 200 serialiser')
+      body = serialize({ ...page, limit, offset })
+      bodies.set(page, body)
     }
     return reply.type('application/json; charset=utf-8').send(body as never)
   })
@@ -62,7 +46,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(HostSchema, 'The host'), ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     const host = await fastify.results.getHost(address)
     if (host === null) throw new NotFoundError(`No host with address '${address}'`)
     return host
@@ -78,7 +62,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request, reply) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     if (!await fastify.results.deleteHost(address)) throw new NotFoundError(`No host with address '${address}'`)
     return reply.code(204).send()
   })
@@ -94,7 +78,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(PageFindingSchema, 'A page of findings'), ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = addressParam(request.params.address)
+    const address = parseAddress(request.params.address)
     const { limit, offset } = paging(request.query)
     const [host, page] = await Promise.all([
       fastify.results.getHost(address),

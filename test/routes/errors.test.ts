@@ -2,7 +2,7 @@ import { test } from 'tap'
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../../app'
-import { loadConfig } from '../../plugins/env'
+import { loadConfig } from '../../lib/config'
 import { build, SERVICE_KEY } from '../helper'
 
 const auth = { 'x-api-key': SERVICE_KEY }
@@ -40,7 +40,7 @@ test('a 500 hides internals and logs them with the request id', async (t) => {
   const fastify = Fastify({ ...serverOptions(config), logger: { ...(serverOptions(config).logger as object), stream } })
   await fastify.register(app, { config })
   t.teardown(() => fastify.close())
-  fastify.results.listHostsJson = async () => { throw new Error('secret internal detail at /var/lib/thing') }
+  fastify.results.listHosts = async () => { throw new Error('secret internal detail at /var/lib/thing') }
   const res = await fastify.inject({ url: '/host', headers: auth })
   t.equal(res.statusCode, 500)
   t.equal(res.json().code, 'VULNSCAN_INTERNAL')

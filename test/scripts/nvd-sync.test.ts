@@ -5,7 +5,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { test } from 'tap'
-import { createMemoryIndex } from '../../lib/nvd/index-memory'
+import { createMemoryIndex } from '../../lib/nvd/memory/cve-index'
 import { startFakeNvd } from '../support/fake-nvd'
 
 const ROOT = path.join(__dirname, '..', '..')

@@ -3,7 +3,7 @@
 // bounds). Deliberately simple and separate from lib/nvd/matcher.ts, so the two can disagree.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { compareVersions } from '../../lib/scanner/version'
+import { compareVersions } from '../../lib/cpe/version'
 
 interface Criterion {
   vulnerable: boolean

@@ -3,7 +3,6 @@ import { test } from 'tap'
 import { silentServers } from '../support/silent-servers'
 import { build, SERVICE_KEY } from '../helper'
 import { createScanRunner, type ScanJobData } from '../../lib/worker/runner'
-import type { MemoryQueue } from '../../lib/queue/memory'
 
 const auth = { 'x-api-key': SERVICE_KEY }
 
@@ -39,8 +38,8 @@ test('a queued scan cancelled before a worker takes it never runs', async (t) =>
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'q', targets: [{ value: '127.0.0.1', type: 'single_ip' }] } })
   t.equal((await app.inject({ method: 'DELETE', url: '/app/scan/q', headers: auth })).json().status, 'cancelled')
   const runner = createScanRunner({ store: app.store, results: app.results, queue: app.scanQueue, nvd: app.nvd, config: app.config, log: app.log, attempts: 1 })
-  const queue = app.scanQueue as MemoryQueue
-  queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), 1)
+  const queue = app.scanQueue
+  await queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), { concurrency: 1, lockDurationMs: app.config.QUEUE_LOCK_MS })
   while ((await queue.counts()).completed === 0) await new Promise((resolve) => setTimeout(resolve, 20))
   const scan = (await app.inject({ url: '/app/scan/q', headers: auth })).json()
   t.equal(scan.status, 'cancelled')

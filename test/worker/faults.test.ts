@@ -8,7 +8,7 @@ import { localDaemons } from '../support/daemons'
 import { expectedCves } from '../support/expected-cves'
 import { redisServerAvailable, startPrivateRedis } from '../support/redis-server'
 import { countByScan, spawnWorker } from '../support/worker-process'
-import { aliasesFor } from '../../lib/scanner/cpe-aliases'
+import { aliasesFor } from '../../lib/cpe/aliases'
 
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
 type Json = Record<string, any>

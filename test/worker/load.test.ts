@@ -3,7 +3,6 @@
 import { test } from 'tap'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { countByScan, spawnWorker } from '../support/worker-process'
-import { BullQueue } from '../../lib/queue/bullmq'
 
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
 const CLIENTS = 50
@@ -12,7 +11,7 @@ type Json = Record<string, any>
 
 test('1,000 scans from 50 concurrent clients: all accepted, all end once, higher priority first', async (t) => {
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
-  const { app, config, redis } = await build(t, 'redis')
+  const { app, config } = await build(t, 'redis')
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
@@ -79,9 +78,7 @@ test('1,000 scans from 50 concurrent clients: all accepted, all end once, higher
   t.ok([...finished.values()].every((n) => n === 1), 'none finished twice')
   t.ok([...planned.values()].every((n) => n === 1) && planned.size === CLIENTS * PER_CLIENT, 'each planned once')
   // The queue's own count agrees: one planning job and one batch job per scan, each run to completion once.
-  const queue = new BullQueue(redis!, config.QUEUE_PREFIX)
-  t.same(await queue.counts(), { waiting: 0, active: 0, completed: 2 * CLIENTS * PER_CLIENT, failed: 0 })
-  await queue.close()
+  t.same(await app.scanQueue.counts(), { waiting: 0, active: 0, completed: 2 * CLIENTS * PER_CLIENT, failed: 0 })
 
   // Every scan of a priority starts before any scan of a lower one.
   const starts = new Map<number, number[]>()

@@ -13,7 +13,8 @@ test('a scan during an NVD outage completes, lists unchecked products, and they 
   if (!mosquitto) return t.pass('skipped: no Mosquitto broker runs here')
   const nvd = await startFakeNvd({ rateLimit: null })
   t.teardown(() => nvd.close())
-  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl })
+  // No back-off after the outage: this test is about matching once the NVD answers again.
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_BACKOFF: 0 })
   const waitEnd = async (id: string): Promise<Record<string, any>> => {
     for (let i = 0; i < 400; i++) {
       const scan = (await app.inject({ url: `/app/scan/${id}`, headers: auth })).json()

@@ -7,7 +7,7 @@ import { backends, build, SERVICE_KEY } from '../helper'
 import { startFakeNvd } from '../support/fake-nvd'
 import { localDaemons } from '../support/daemons'
 import { expectedCves } from '../support/expected-cves'
-import { aliasesFor } from '../../lib/scanner/cpe-aliases'
+import { aliasesFor } from '../../lib/cpe/aliases'
 
 const ROOT = join(__dirname, '..', '..')
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import { cpePairKey, entryProductKeys, lookupKeys, normalizeName, recordProductKeys, tableTargets } from '../../../lib/cve5/naming'
-import { cpesFor } from '../../../lib/scanner/cpe-aliases'
+import { cpesFor } from '../../../lib/cpe/aliases'
 import { cve5Summary } from '../../support/cve5-fixtures'
 
 /** The vendor:product pairs the scanner's alias table gives for a detected product. */

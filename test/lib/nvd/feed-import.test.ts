@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { importFeed } from '../../../lib/nvd/feed-import'
-import { createMemoryIndex } from '../../../lib/nvd/index-memory'
+import { createMemoryIndex } from '../../../lib/nvd/memory/cve-index'
 import type { CveIndex } from '../../../lib/nvd/types'
 import { allRawFixtures } from '../../support/nvd-fixtures'
 

@@ -4,7 +4,7 @@ import { test } from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createMemoryIndex } from '../../../lib/nvd/index'
+import { createMemoryIndex } from '../../../lib/nvd/memory/cve-index'
 import { rawFixture } from '../../support/nvd-fixtures'
 
 const MOSQUITTO = 'cpe:2.3:a:eclipse:mosquitto:2.0.11:*:*:*:*:*:*:*'

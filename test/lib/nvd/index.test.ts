@@ -6,7 +6,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { createCveIndex, createMemoryIndex, createRedisIndex, type LocalCveIndex } from '../../../lib/nvd/index'
+import { createMemoryIndex } from '../../../lib/nvd/memory/cve-index'
+import { createRedisIndex } from '../../../lib/nvd/redis/cve-index'
+import type { LocalCveIndex } from '../../../lib/nvd/cve-index'
+import { BACKEND_KINDS, type BackendKind, type Backends } from '../../../lib/backends'
+import { openBackendsFor } from '../../helper'
 import { allRawFixtures, rawFixture } from '../../support/nvd-fixtures'
 
 const SSH_92P1 = 'cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*'
@@ -31,26 +35,42 @@ function ids (ms: Array<{ cve: { id: string } }>): string[] {
 }
 
 const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 2 })
-const prefix = `vulnscan-test:nvd-index:${randomBytes(4).toString('hex')}:`
+const name = `vulnscan-test.nvd-index.${randomBytes(4).toString('hex')}`
+/** Where the Redis backend's index writes (`<REDIS_PREFIX>:nvd:`). */
+const prefix = `${name}:`
 const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vulnscan-nvd-index-'))
+const contractFile = path.join(tmpDir, 'contract.ndjson.gz')
 
-const backends: Backend[] = [
-  {
+// Every handle is opened the way the service opens it; all of them are closed in the teardown test.
+const opened: Backends[] = []
+async function open (kind: BackendKind): Promise<Backends> {
+  const b = await openBackendsFor(kind, {
+    REDIS_PREFIX: name,
+    QUEUE_PREFIX: `${name}-bull`,
+    NVD_INDEX_FILE: kind === 'memory' ? contractFile : ''
+  })
+  opened.push(b)
+  return b
+}
+
+// What each backend that openBackends knows can show beyond the contract, and how its stored index is removed.
+const extras: Record<BackendKind, Omit<Backend, 'open'>> = {
+  redis: {
     name: 'redis',
-    open: async () => await createCveIndex({ redis, prefix }),
-    reopen: async () => createRedisIndex({ redis, prefix }),
+    reopen: async () => (await open('redis')).indexes.cve,
     separate: async () => {
-      const conn = redis.duplicate()
-      return { index: createRedisIndex({ redis: conn, prefix }), done: async () => { await conn.quit() } }
+      const b = await open('redis')
+      return { index: b.indexes.cve, done: async () => {} }
     },
     cleanup: async () => { await createRedisIndex({ redis, prefix }).drop() }
   },
-  {
+  memory: {
     name: 'memory+file',
-    open: async () => await createCveIndex({ prefix: 'unused:', filePath: path.join(tmpDir, 'contract.ndjson.gz') }),
-    cleanup: async () => { fs.rmSync(path.join(tmpDir, 'contract.ndjson.gz'), { force: true }) }
+    cleanup: async () => { fs.rmSync(contractFile, { force: true }) }
   }
-]
+}
+
+const backends: Backend[] = BACKEND_KINDS.map((kind) => ({ ...extras[kind], open: async () => (await open(kind)).indexes.cve }))
 
 test('setup', async () => { await redis.connect() })
 
@@ -308,6 +328,10 @@ test('teardown', async () => {
   await createRedisIndex({ redis, prefix }).drop()
   const left = await redis.keys(prefix + '*')
   if (left.length > 0) throw new Error(`keys left behind: ${left.join(', ')}`)
+  for (const b of opened) {
+    await b.purge()
+    await b.close()
+  }
   await redis.quit()
   fs.rmSync(tmpDir, { recursive: true, force: true })
 })

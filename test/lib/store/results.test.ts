@@ -1,22 +1,24 @@
 // One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
 import { test } from 'tap'
 import { Redis } from 'ioredis'
-import { MemoryResultsStore } from '../../../lib/store/results-memory'
-import { createResultsStore, RedisResultsStore } from '../../../lib/store/results-redis'
+import { MemoryResultsStore } from '../../../lib/store/memory/results'
+import { RedisResultsStore } from '../../../lib/store/redis/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
+import { backends, openBackendsIn, REDIS_TEST_URL, uniquePrefix, type Backend } from '../../helper'
 import { finding, write } from '../../support/results'
 
 interface Opened { store: ResultsStore, redis?: Redis, prefix: string }
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Opened> {
-  const prefix = uniquePrefix('results')
-  if (backend === 'memory') return { store: new MemoryResultsStore(), prefix }
+async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
+  const prefix = uniquePrefix('results').replace(/:/g, '.')
+  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull` })
+  if (backend !== 'redis') return { store: opened.results, prefix }
+  // A client of the test's own, to look at what the store left in Redis.
   const redis = new Redis(REDIS_TEST_URL)
-  t.teardown(async () => { await deletePrefix(redis, prefix); redis.disconnect() })
-  return { store: new RedisResultsStore(redis, prefix), redis, prefix }
+  t.teardown(() => redis.disconnect())
+  return { store: opened.results, redis, prefix }
 }
 
 /** Every key under the prefix but the hosts revision counter (it moves with every write by design), with type and content. */
@@ -47,8 +49,8 @@ const SSH = { port: 22, service: 'ssh', product: 'OpenSSH', version: '9.2p1', di
 const HTTP = { port: 80, service: 'http', product: 'Apache httpd', version: '2.4.49' }
 const REDIS = { port: 6379, service: 'redis', product: 'Redis', version: '6.0.5' }
 
-async function addresses (store: ResultsStore, query: Parameters<ResultsStore['listHostsJson']>[0]): Promise<string[]> {
-  return (await store.listHostsJson(query)).items.map((j) => (JSON.parse(j) as HostRecord).address)
+async function addresses (store: ResultsStore, query: Parameters<ResultsStore['listHosts']>[0]): Promise<string[]> {
+  return (await store.listHosts(query)).items.map((h) => h.address)
 }
 
 test('results store contract', async (t) => {
@@ -98,7 +100,7 @@ test('results store contract', async (t) => {
       await store.recordHost(later)
       await store.recordHost(later)
       t.equal((await store.listFindings({ limit: 50, offset: 0 })).total, 2)
-      t.equal((await store.listHostsJson({ limit: 50, offset: 0 })).total, 1)
+      t.equal((await store.listHosts({ limit: 50, offset: 0 })).total, 1)
     })
 
     t.test(`${backend}: one host per address; hostnames merged, firstSeen kept, ports replaced only where scanned`, async (t) => {
@@ -112,7 +114,7 @@ test('results store contract', async (t) => {
       t.equal(host!.lastSeen, iso(T0 + H))
       t.equal(host!.lastScanId, 's2')
       t.same(host!.ports.map((p) => [p.port, p.version]), [[22, '9.6p1'], [6379, '6.0.5']], 'port 80 closed now and disappears; 6379 was not scanned and stays')
-      t.equal((await store.listHostsJson({ limit: 10, offset: 0 })).total, 1)
+      t.equal((await store.listHosts({ limit: 10, offset: 0 })).total, 1)
       await store.recordHost(write({ address: a, at: T0 + 2 * H, scanId: 's3', up: false, services: [], scannedPorts: [] }))
       t.match(await store.getHost(a), { up: false, lastScanId: 's3' })
       t.equal((await store.getHost(a))!.ports.length, 2, 'a scan that covered no port keeps them all')
@@ -303,14 +305,14 @@ test('results store contract', async (t) => {
       t.same(await addresses(store, { ...page, port: 22, minSeverity: 'critical', q: 'web' }), ['10.0.0.10'], 'filters combine')
       t.same(await addresses(store, { ...page, service: 'ssh', port: 22, hasFindings: true, sort: 'findings', order: 'asc' }), ['9.1.1.1', '10.0.0.10'])
 
-      const slice = await store.listHostsJson({ limit: 2, offset: 1, sort: 'address' })
+      const slice = await store.listHosts({ limit: 2, offset: 1, sort: 'address' })
       t.equal(slice.total, 5)
-      t.same(slice.items.map((j) => JSON.parse(j).address), ['10.0.0.2', '10.0.0.3'])
-      const filteredSlice = await store.listHostsJson({ limit: 1, offset: 1, port: 22, sort: 'address' })
-      t.same([filteredSlice.total, filteredSlice.items.map((j) => JSON.parse(j).address)], [3, ['10.0.0.10']])
-      const walkedSlice = await store.listHostsJson({ limit: 1, offset: 2, minSeverity: 'low' })
-      t.same([walkedSlice.total, walkedSlice.items.map((j) => JSON.parse(j).address)], [3, ['10.0.0.10']])
-      t.same(await store.listHostsJson({ limit: 5, offset: 10 }), { items: [], total: 5 })
+      t.same(slice.items.map((h) => h.address), ['10.0.0.2', '10.0.0.3'])
+      const filteredSlice = await store.listHosts({ limit: 1, offset: 1, port: 22, sort: 'address' })
+      t.same([filteredSlice.total, filteredSlice.items.map((h) => h.address)], [3, ['10.0.0.10']])
+      const walkedSlice = await store.listHosts({ limit: 1, offset: 2, minSeverity: 'low' })
+      t.same([walkedSlice.total, walkedSlice.items.map((h) => h.address)], [3, ['10.0.0.10']])
+      t.same(await store.listHosts({ limit: 5, offset: 10 }), { items: [], total: 5 })
       t.equal((await store.getHost('2001:DB8::0:1'))?.address, '2001:db8::1', 'lookups normalize the address')
     })
 
@@ -394,11 +396,10 @@ test('results store contract', async (t) => {
   }
 })
 
-test('createResultsStore picks the backend', async (t) => {
-  t.type(createResultsStore(undefined, 'x'), MemoryResultsStore)
-  const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true })
-  t.type(createResultsStore(redis, 'x'), RedisResultsStore)
-  redis.disconnect()
+test('openBackends picks the results backend', async (t) => {
+  const kinds = await backends()
+  t.type((await openBackendsIn(t, 'memory')).results, MemoryResultsStore)
+  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, RedisResultsStore)
 })
 
 test('the hosts revision moves with every host write and delete, and only then', async (t) => {
@@ -410,7 +411,7 @@ test('the hosts revision moves with every host write and delete, and only then',
       await store.recordHost(write({ address: '10.1.1.1', at: T0, services: [SSH], findings: [] }))
       const r1 = await store.hostsRevision()
       t.not(r1, r0, 'a write moves it')
-      await store.listHostsJson({ limit: 10, offset: 0 })
+      await store.listHosts({ limit: 10, offset: 0 })
       t.equal(await store.hostsRevision(), r1)
       await store.deleteHost('10.1.1.1')
       t.not(await store.hostsRevision(), r1, 'a delete moves it')

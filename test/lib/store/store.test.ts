@@ -1,17 +1,10 @@
 // One contract for both store backends.
 import { test } from 'tap'
-import { Redis } from 'ioredis'
-import { MemoryStore } from '../../../lib/store/memory'
-import { RedisStore } from '../../../lib/store/redis'
 import type { ScanRecord, Store } from '../../../lib/store/types'
-import { backends, deletePrefix, REDIS_TEST_URL, uniquePrefix } from '../../helper'
+import { backends, openBackendsIn, type Backend } from '../../helper'
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: string): Promise<Store> {
-  if (backend === 'memory') return new MemoryStore()
-  const redis = new Redis(REDIS_TEST_URL)
-  const prefix = uniquePrefix('store')
-  t.teardown(async () => { await deletePrefix(redis, prefix); redis.disconnect() })
-  return new RedisStore(redis, prefix)
+async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Store> {
+  return (await openBackendsIn(t, backend)).store
 }
 
 function scan (id: string, at: number, status: ScanRecord['status'] = 'queued'): ScanRecord {

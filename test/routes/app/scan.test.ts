@@ -48,8 +48,7 @@ test('priority 5 is served first', async (t) => {
         t.same(order, ['urgent', 'mid', 'low'])
       } else {
         const seen: string[] = []
-        const queue = app.scanQueue as import('../../../lib/queue/memory').MemoryQueue
-        await new Promise<void>((resolve) => queue.process(async (job) => { seen.push(job.id); if (seen.length === 3) resolve() }, 1))
+        await new Promise<void>((resolve) => { void app.scanQueue.process(async (job) => { seen.push(job.id); if (seen.length === 3) resolve() }, { concurrency: 1, lockDurationMs: 1000 }) })
         t.same(seen, ['urgent', 'mid', 'low'])
       }
     })

@@ -1,16 +1,16 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
-import type { HostRecord, Page } from './types'
-import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { HostRecord, Page } from '../types'
+import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
   compareBy, decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
-  hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite, normalizeAddress, sortAddresses
-} from './results-merge'
+  hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite
+} from '../results-merge'
+import { normalizeAddress, sortAddresses } from '../../addresses'
 
 const EXPLOIT_BATCH = 1000
 
 interface HostEntry {
   record: HostRecord
-  json: string
   /** Sort values, computed once per write rather than once per comparison. */
   keys: Record<NonNullable<HostQuery['sort']>, number | string>
   text: string
@@ -76,10 +76,8 @@ export class MemoryResultsStore implements ResultsStore {
       severity: hostSortValue(host, 'severity')
     }
     const facets = hostFacets(host)
-    const json = JSON.stringify(host)
     this.hosts.set(host.address, {
       record: host,
-      json,
       keys,
       text: hostSearchText(host),
       ports: new Set(facets.ports),
@@ -105,9 +103,9 @@ export class MemoryResultsStore implements ResultsStore {
     return merged.counts
   }
 
-  async listHostsJson (query: HostQuery): Promise<Page<string>> {
+  async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
     const page = this.hostPage(query)
-    return { items: page.items.map((h) => h.json), total: page.total }
+    return { items: page.items.map((h) => structuredClone(h.record)), total: page.total }
   }
 
   private hostPage (query: HostQuery): Page<HostEntry> {

@@ -4,13 +4,13 @@
 // the host's revision: all or nothing, and a concurrent writer to the same host retries instead of losing
 // an update.
 import type { Redis } from 'ioredis'
-import type { HostRecord, Page } from './types'
-import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from './results-types'
+import type { HostRecord, Page } from '../types'
+import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
-  addressSortKey, decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
-  isStanding, mergeHostWrite, normalizeAddress, riskValue, SEVERITY_RANK, severityScore, sortAddresses
-} from './results-merge'
-import { MemoryResultsStore } from './results-memory'
+  decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
+  isStanding, mergeHostWrite, riskValue, SEVERITY_RANK, severityScore
+} from '../results-merge'
+import { addressSortKey, normalizeAddress, sortAddresses } from '../../addresses'
 
 const SNAPSHOT_LUA = `
 local out = { redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or false }
@@ -255,8 +255,9 @@ export class RedisResultsStore implements ResultsStore {
     return { items: items.filter((r): r is string => typeof r === 'string'), total }
   }
 
-  async listHostsJson (query: HostQuery): Promise<Page<string>> {
-    return await this.query(this.hostSpec(query))
+  async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
+    const page = await this.query(this.hostSpec(query))
+    return { items: page.items.map((j) => JSON.parse(j) as HostRecord), total: page.total }
   }
 
   private hostSpec (query: HostQuery): Omit<QuerySpec, 'tmp'> {
@@ -415,9 +416,4 @@ export class RedisResultsStore implements ResultsStore {
     }
     return sortAddresses([...out])
   }
-}
-
-/** The results store on Redis under `prefix`, or in process memory when there is no Redis. */
-export function createResultsStore (redis: Redis | undefined, prefix: string): ResultsStore {
-  return redis === undefined ? new MemoryResultsStore() : new RedisResultsStore(redis, prefix)
 }

@@ -1,6 +1,6 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from './types'
-import { percentOf } from './scan-progress'
+import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { percentOf } from '../scan-progress'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const

@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigSchema, loadConfig } from '../../plugins/env'
+import { ConfigSchema, loadConfig } from '../../lib/config'
 
 const ROOT = join(__dirname, '..', '..')
 

@@ -1,8 +1,10 @@
 // In-process priority queue for the embedded default: FIFO within a priority, higher priority first.
-import type { JobHandler, QueueCounts, QueueJob, ScanQueue } from './types'
+import type { JobHandler, ProcessOptions, QueueCounts, QueueJob, ScanQueue } from '../types'
 
 export class MemoryQueue implements ScanQueue {
   readonly kind = 'memory' as const
+  // A job lost with its process is lost with the whole queue: there is nobody left to retry it.
+  readonly attempts = 1
   private readonly buckets = new Map<number, QueueJob[]>()
   private readonly seen = new Set<string>()
   private readonly done = { completed: 0, failed: 0 }
@@ -31,10 +33,14 @@ export class MemoryQueue implements ScanQueue {
 
   async ping (): Promise<void> {}
 
-  /** Start processing in this process (the embedded default's worker). */
-  process<T>(handler: JobHandler<T>, concurrency: number): void {
+  async workers (): Promise<number> {
+    return this.handler === null ? 0 : 1
+  }
+
+  /** Start processing in this process (the embedded default's worker); locks and final failures mean nothing here. */
+  async process<T>(handler: JobHandler<T>, opts: Pick<ProcessOptions, 'concurrency'>): Promise<void> {
     this.handler = handler as JobHandler
-    this.concurrency = concurrency
+    this.concurrency = opts.concurrency
     this.pump()
   }
 

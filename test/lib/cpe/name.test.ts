@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { escapeCpeValue, formatCpe, parseCpe, unescapeCpeValue } from '../../../lib/scanner/cpe'
+import { escapeCpeValue, formatCpe, parseCpe, unescapeCpeValue } from '../../../lib/cpe/name'
 
 test('formats a product name with defaults for the unset fields', async (t) => {
   t.equal(formatCpe({ vendor: 'redis', product: 'redis', version: '7.0.15' }),

@@ -1,5 +1,5 @@
 import { test, type Test } from 'tap'
-import { compareVersions, splitDistroVersion, versionKey, compareKeys } from '../../../lib/scanner/version'
+import { compareVersions, splitDistroVersion, versionKey, compareKeys } from '../../../lib/cpe/version'
 
 function lt (t: Test, a: string, b: string): void {
   t.ok(compareVersions(a, b) < 0, `${a} < ${b}`)

@@ -1,8 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'tap'
-import { aliasesFor, cpesFor, upstreamVersion } from '../../../lib/scanner/cpe-aliases'
-import { parseCpe } from '../../../lib/scanner/cpe'
+import { aliasesFor, cpesFor, upstreamVersion } from '../../../lib/cpe/aliases'
+import { parseCpe } from '../../../lib/cpe/name'
 
 test('products named in the brief map to their NVD vendor:product', async (t) => {
   const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)

@@ -1,8 +1,8 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from './types'
-import { percentOf } from './scan-progress'
+import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { percentOf } from '../scan-progress'
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -59,7 +59,7 @@ export class RedisStore implements Store {
     await this.redis.ping()
   }
 
-  /** The connection belongs to whoever created it (the redis plugin), which closes it. */
+  /** The connection belongs to whoever opened it (lib/backends.ts), which closes it. */
   async close (): Promise<void> {}
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {

@@ -13,7 +13,7 @@
 //   product answered, not that every version applies. The matcher must treat a `*` version
 //   from this function as "product only, low confidence", never as a version match.
 
-import { formatCpe } from './cpe'
+import { formatCpe } from './name'
 
 export interface CpeAlias {
   vendor: string

@@ -1,0 +1,184 @@
+// Where storage is chosen and opened: the only code that reads REDIS_URL or opens a Redis connection. The API
+// (plugins/backends.ts), the worker, every script and the benches start here, so connection options and key
+// prefixes are decided once. Each backend's pieces sit side by side in their seams (store/, queue/, nvd/);
+// another backend is one more opener below and one more line in BACKENDS.
+import { Redis, type RedisOptions } from 'ioredis'
+import type { Config } from './config'
+import type { Store } from './store/types'
+import type { ResultsStore } from './store/results-types'
+import type { ScanQueue } from './queue/types'
+import type { LocalCveIndex } from './nvd/cve-index'
+import type { RateLimiter } from './nvd/rate-limiter'
+import { MemoryStore } from './store/memory/store'
+import { MemoryResultsStore } from './store/memory/results'
+import { MemoryQueue } from './queue/memory/queue'
+import { createMemoryIndex } from './nvd/memory/cve-index'
+import { RedisStore } from './store/redis/store'
+import { RedisResultsStore } from './store/redis/results'
+import { BullQueue } from './queue/redis/queue'
+import { createRedisIndex } from './nvd/redis/cve-index'
+import { createRedisRateLimiter } from './nvd/rate-limiter'
+import { SharedRateCounter } from './rate-counter'
+import type { SourceStore } from './sources/source-store'
+import { createMemorySourceStore } from './sources/memory'
+import { createRedisSourceStore } from './sources/redis'
+
+/** The local indexes scans match against; each data source adds its own member. */
+export interface Indexes {
+  /** CVE records and their CPE criteria, from the NVD. */
+  cve: LocalCveIndex
+  /** CVE JSON 5 records, distribution trackers, KEV and EPSS. */
+  sources: SourceStore
+}
+
+/** What every process of a scaled-out service shares beyond the stores; absent where one process is the whole service. */
+export interface SharedCounters {
+  /** The per-key HTTP request count (@fastify/rate-limit's store). */
+  requests: SharedRateCounter
+  /** A rolling window of calls to an outside API, e.g. `limiter('nvd', 50, 30_000)`. */
+  limiter(name: string, requestsPerWindow: number, windowMs: number): RateLimiter
+}
+
+export interface Backends {
+  readonly kind: BackendKind
+  store: Store
+  results: ResultsStore
+  queue: ScanQueue
+  indexes: Indexes
+  shared?: SharedCounters
+  /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
+  close(): Promise<void>
+  /**
+   * Delete everything stored under this configuration's prefixes (REDIS_PREFIX, QUEUE_PREFIX): for the
+   * throwaway prefixes of tests and benches; call it before close(). Nothing to do in memory, which dies
+   * with close().
+   */
+  purge(): Promise<void>
+}
+
+export interface BackendsLogger {
+  warn(obj: object, msg: string): void
+}
+
+const BACKENDS = {
+  memory: openMemory,
+  redis: openRedis
+} as const
+
+export type BackendKind = keyof typeof BACKENDS
+
+/** Every backend openBackends knows; the contract suites run each. */
+export const BACKEND_KINDS = Object.keys(BACKENDS) as BackendKind[]
+
+/** The backend a configuration selects: Redis when REDIS_URL is set, otherwise the embedded one. */
+export function backendKind (config: Pick<Config, 'REDIS_URL'>): BackendKind {
+  return config.REDIS_URL !== undefined && config.REDIS_URL !== '' ? 'redis' : 'memory'
+}
+
+export async function openBackends (config: Config, logger: BackendsLogger): Promise<Backends> {
+  return await BACKENDS[backendKind(config)](config, logger)
+}
+
+async function openMemory (config: Config): Promise<Backends> {
+  const queue = new MemoryQueue()
+  const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
+  const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
+  const store = new MemoryStore()
+  return {
+    kind: 'memory',
+    store,
+    results: new MemoryResultsStore(),
+    queue,
+    indexes: { cve, sources },
+    close: async () => {
+      await queue.close()
+      await cve.close()
+      await sources.close()
+      await store.close()
+    },
+    purge: async () => {}
+  }
+}
+
+// Every connection is one of these kinds, so each option is decided here once.
+const CONNECTIONS = {
+  // Store, results and counters. A command fails after one reconnect attempt rather than queueing forever:
+  // requests get a 503, and a worker's job fails and is retried.
+  commands: { maxRetriesPerRequest: 1, enableAutoPipelining: true, connectTimeout: 5000 },
+  // The CVE index writes with WATCH transactions, whose state belongs to the connection: nobody else's
+  // MULTI/EXEC may clear its watch. BullMQ's queue must not share an auto-pipelined connection either.
+  own: { enableAutoPipelining: false },
+  // BullMQ workers and queue events block on their connection and must never give up on a command.
+  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false }
+} satisfies Record<string, RedisOptions>
+
+/** The URL without its password, for messages. */
+function redactUrl (url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'the configured REDIS_URL'
+  }
+}
+
+async function openRedis (config: Config, logger: BackendsLogger): Promise<Backends> {
+  const url = config.REDIS_URL ?? ''
+  const main = new Redis(url, { ...CONNECTIONS.commands, lazyConnect: true })
+  try {
+    await main.connect()
+  } catch (err) {
+    main.disconnect()
+    throw new Error(`Cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`)
+  }
+  const connections = [main]
+  // Later outages are survivable (ioredis reconnects; /health says degraded): log them, do not crash.
+  const watch = (c: Redis, role: string): Redis => {
+    c.on('error', (err) => logger.warn({ err: { message: err.message }, connection: role }, 'Redis connection error'))
+    return c
+  }
+  watch(main, 'commands')
+  const open = (role: 'own' | 'blocking'): Redis => {
+    const c = watch(main.duplicate({ ...CONNECTIONS[role], lazyConnect: false }), role)
+    connections.push(c)
+    return c
+  }
+
+  // Key layout: `<REDIS_PREFIX>:<kind>:…` for everything of ours, BullMQ under its own QUEUE_PREFIX.
+  const prefix = config.REDIS_PREFIX
+  const queue = new BullQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
+  const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
+  const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
+  const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
+  const store = new RedisStore(main, prefix)
+  return {
+    kind: 'redis',
+    store,
+    results: new RedisResultsStore(main, prefix),
+    queue,
+    indexes: { cve, sources },
+    shared: {
+      requests,
+      limiter: (name, requestsPerWindow, windowMs) => createRedisRateLimiter({ redis: main, key: `${prefix}:${name}:ratelimit`, requestsPerWindow, windowMs })
+    },
+    close: async () => {
+      await queue.close()
+      await cve.close()
+      await store.close()
+      requests.close()
+      // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.
+      for (const c of connections) c.disconnect()
+    },
+    purge: async () => {
+      for (const p of [prefix, config.QUEUE_PREFIX]) {
+        let cursor = '0'
+        do {
+          const [next, keys] = await main.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000)
+          cursor = next
+          if (keys.length > 0) await main.unlink(...keys)
+        } while (cursor !== '0')
+      }
+    }
+  }
+}

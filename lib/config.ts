@@ -1,0 +1,54 @@
+// The configuration: every variable typed, documented and validated (env-schema). The one place that reads
+// process.env; the HTTP server, the worker, the scripts and the benches all start from loadConfig.
+import { envSchema } from 'env-schema'
+import { Type, Static } from '@sinclair/typebox'
+
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port' }),
+  HOST: Type.String({ default: '127.0.0.1', description: 'Address the HTTP server binds to' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level' }),
+  SERVICE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Infrastructure key: full access, admin included' })),
+  REDIS_URL: Type.Optional(Type.String({ description: 'Redis URL; unset = embedded in-memory store and queue' })),
+  REDIS_PREFIX: Type.String({ default: 'vulnscan', pattern: '^[A-Za-z0-9._-]+$', description: 'Prefix of every Redis key' }),
+  QUEUE_PREFIX: Type.String({ default: 'vulnscan-bull', pattern: '^[A-Za-z0-9._-]+$', description: 'BullMQ key prefix' }),
+  BODY_LIMIT: Type.Integer({ default: 1048576, minimum: 1024, description: 'Largest request body, bytes' }),
+  MAX_TARGETS: Type.Integer({ default: 256, minimum: 1, description: 'Most targets in one scan request' }),
+  MAX_HOSTS: Type.Integer({ default: 4096, minimum: 1, description: 'Most hosts one scan may expand to' }),
+  RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'Requests per key (or per client address without a key) per window' }),
+  RATE_LIMIT_WINDOW: Type.String({ default: '1 minute', description: 'Rate limit window' }),
+  SCAN_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs that may be scanned; empty = any' }),
+  SCAN_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs that may never be scanned; wins over SCAN_ALLOW' }),
+  SCAN_CONCURRENCY: Type.Integer({ default: 2000, minimum: 1, description: 'Connects in flight per worker process' }),
+  SCAN_HOST_CONCURRENCY: Type.Integer({ default: 1000, minimum: 1, description: 'Connects in flight per host' }),
+  SCAN_BATCH_HOSTS: Type.Integer({ default: 16, minimum: 1, description: 'Hosts per queue job when a scan is split' }),
+  SCAN_TIMEOUT: Type.Integer({ default: 1800, minimum: 10, description: 'Most seconds one scan job may run' }),
+  WORKER_CONCURRENCY: Type.Integer({ default: 2, minimum: 1, description: 'Scan jobs one worker process runs at once' }),
+  WORKER_ENABLED: Type.Boolean({ default: true, description: 'Run a scan worker inside the API process (npm start); npm run start:api turns it off' }),
+  QUEUE_LOCK_MS: Type.Integer({ default: 30000, minimum: 1000, description: 'Job lock lifetime: a job whose worker died is taken over by another after about this long' }),
+  NVD_API_URL: Type.String({ default: 'https://services.nvd.nist.gov/rest/json', description: 'NVD API 2.0 base URL' }),
+  NVD_API_KEY: Type.Optional(Type.String({ description: 'NVD API key (raises the rate limit)' })),
+  NVD_RATE_LIMIT: Type.Optional(Type.Integer({ minimum: 1, description: 'NVD requests per 30 s (default 5, or 50 with a key)' })),
+  NVD_INDEX_FILE: Type.String({ default: 'data/nvd-index.json.gz', description: 'File backing the embedded NVD index' }),
+  NVD_PRODUCT_TTL: Type.Integer({ default: 86400, minimum: 60, description: 'Seconds an on-demand product fetch is trusted' }),
+  NVD_ON_DEMAND: Type.Boolean({ default: true, description: 'Fetch from the NVD, during a scan, a product the index has never seen; false for air-gapped installs (import feeds instead)' }),
+  NVD_BACKOFF: Type.Integer({ default: 300, minimum: 0, description: 'Seconds every worker waits before asking the NVD again after a failed on-demand fetch' }),
+  SOURCES_FILE: Type.String({ default: 'data/sources.ndjson.gz', description: 'File backing the embedded store of CVE JSON 5 records, distribution trackers, KEV and EPSS; empty keeps them in memory only' }),
+  CVE_SERVICES_URL: Type.String({ default: 'https://cveawg.mitre.org', description: 'CVE Services API base URL (cve:import --fetch and delta files)' }),
+  DEBIAN_TRACKER_URL: Type.String({ default: 'https://security-tracker.debian.org/tracker/data/json', description: 'Debian security tracker JSON (distro:import with no file)' }),
+  KEV_URL: Type.String({ default: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json', description: 'CISA KEV catalog JSON (kev:import with no file)' }),
+  EPSS_URL: Type.String({ default: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz', description: 'FIRST EPSS daily scores (epss:import with no file)' }),
+  EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+/** Read and validate the configuration: `overrides` win over the environment (tests pass everything here). */
+export function loadConfig (overrides: Partial<Config> = {}, env: Record<string, string | undefined> = process.env): Config {
+  const data: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const v = env[key]
+    if (v !== undefined && v !== '') data[key] = v
+  }
+  Object.assign(data, overrides)
+  return envSchema<Config>({ schema: ConfigSchema, data, dotenv: false })
+}

@@ -1,0 +1,112 @@
+// BullMQ-backed scan queue: the distributed engine (priorities, retries, stalled-job recovery).
+import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { fromQueuePriority, toQueuePriority, type JobHandler, type ProcessOptions, type QueueCounts, type ScanQueue } from '../types'
+
+export const SCAN_QUEUE_NAME = 'scans'
+export const JOB_ATTEMPTS = 3
+
+/**
+ * BullMQ refuses job ids that contain ':' or look like integers; scan ids may be either. Such ids are
+ * encoded behind '~', a character scan ids cannot contain, so no two logical ids share a job id.
+ */
+export function jobIdFor (id: string): string {
+  return /^\d+$/.test(id) || id.includes(':') ? '~' + Buffer.from(id).toString('base64url') : id
+}
+
+/** A job that must not be retried (bad input, scan gone): fail at once. */
+export { UnrecoverableError }
+
+interface Running {
+  worker: Worker
+  events: QueueEvents
+}
+
+export class BullQueue implements ScanQueue {
+  readonly kind = 'bullmq' as const
+  readonly attempts = JOB_ATTEMPTS
+  readonly queue: Queue
+  private running: Running | null = null
+
+  /**
+   * `connection` serves the queue's own commands; `openBlocking` opens a connection for a worker's blocking
+   * reads (`maxRetriesPerRequest: null`, as BullMQ requires). Both are the caller's to close, after close().
+   */
+  constructor (private readonly connection: Redis, private readonly prefix: string, private readonly openBlocking: () => Redis, private readonly name = SCAN_QUEUE_NAME) {
+    this.queue = new Queue(name, {
+      connection,
+      prefix,
+      defaultJobOptions: {
+        attempts: JOB_ATTEMPTS,
+        backoff: { type: 'exponential', delay: 2000 },
+        removeOnComplete: { age: 7 * 24 * 3600, count: 10000 },
+        removeOnFail: { age: 30 * 24 * 3600 }
+      }
+    })
+  }
+
+  async add<T>(id: string, data: T, priority: number): Promise<void> {
+    // jobId makes the add idempotent: BullMQ ignores an id it already holds.
+    await this.queue.add('scan', { ...data, logicalId: id }, { jobId: jobIdFor(id), priority: toQueuePriority(priority) })
+  }
+
+  async counts (): Promise<QueueCounts> {
+    const c = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed')
+    return {
+      waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0),
+      active: c.active ?? 0,
+      completed: c.completed ?? 0,
+      failed: c.failed ?? 0
+    }
+  }
+
+  async ping (): Promise<void> {
+    await this.connection.ping()
+  }
+
+  async workers (): Promise<number> {
+    return (await this.queue.getWorkers()).length
+  }
+
+  async process<T>(handler: JobHandler<T>, opts: ProcessOptions): Promise<void> {
+    if (this.running !== null) throw new Error('this queue already runs jobs in this process')
+    const worker = new Worker(this.name, async (job: Job, _token?: string, signal?: AbortSignal) => {
+      const data = job.data as T & { logicalId?: string }
+      const ac = new AbortController()
+      signal?.addEventListener('abort', () => ac.abort(signal.reason), { once: true })
+      await handler({ id: data.logicalId ?? String(job.id), data, priority: fromQueuePriority(job.opts.priority), attemptsMade: job.attemptsMade }, ac.signal)
+    }, {
+      connection: this.openBlocking(),
+      prefix: this.prefix,
+      concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs,
+      stalledInterval: Math.max(1000, Math.floor(opts.lockDurationMs / 2)),
+      maxStalledCount: 2
+    })
+    // Final failures are seen through queue events so that a job failed by the stalled-job checker
+    // (its worker died) is handled too.
+    const events = new QueueEvents(this.name, { connection: this.openBlocking(), prefix: this.prefix })
+    const onFinalFailure = opts.onFinalFailure
+    if (onFinalFailure !== undefined) {
+      events.on('failed', ({ jobId, failedReason }) => {
+        void (async () => {
+          const job = await Job.fromId(worker, jobId).catch(() => undefined)
+          if (!job) return
+          if (await job.getState() !== 'failed') return
+          const data = job.data as { logicalId?: string }
+          await onFinalFailure(data.logicalId ?? jobId, job.data, failedReason)
+        })().catch(() => {})
+      })
+    }
+    this.running = { worker, events }
+  }
+
+  async close (): Promise<void> {
+    if (this.running !== null) {
+      await this.running.worker.close()
+      await this.running.events.close()
+      this.running = null
+    }
+    await this.queue.close()
+  }
+}
