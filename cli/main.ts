@@ -5,9 +5,12 @@ import { Presets, SingleBar } from 'cli-progress'
 import pc from 'picocolors'
 import { createVulnscanClient, type operations, type VulnscanClient } from '../sdk'
 import { inferTarget } from '../lib/scanner/targets'
-import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, SCAN_STATUSES, TEMPLATE_NAMES } from '../lib/vocabulary'
 import {
-  colourSeverity, findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
+  DEFAULT_FINDING_SORT, DEFAULT_PRIORITY, DEFAULT_TEMPLATE, FINDING_SORTS, FINDING_STATUSES, GATE_STATUSES, PRIORITY_MAX, PRIORITY_MIN,
+  SCAN_STATUSES, TEMPLATE_NAMES
+} from '../lib/vocabulary'
+import {
+  colourSeverity, dataSourcesText, findingsTable, hostsTable, keysTable, portsTable, SEVERITIES, severityCounts, severityRank,
   type Finding, type Scan, type Severity
 } from './output'
 
@@ -28,9 +31,14 @@ Commands:
   scans [--status <state>]  list scans, newest first
   hosts                     list hosts
   host <address>            one host: its ports and its findings
-  vulns                     list findings
+  vulns                     list findings (open, fixed, reopened, accepted and false positives)
       --severity <level>      only this severity: critical | high | medium | low | none | unknown
       --kev                   only CVEs in CISA's Known Exploited Vulnerabilities catalogue
+      --min-epss <0-1>        only findings whose EPSS score is at least this
+      --status <status>       only this status: ${FINDING_STATUSES.join(' | ')}
+                              (fixed_by_distribution and potential are listed only when asked)
+      --sort <key>            ${FINDING_SORTS.join(' | ')} (default: ${DEFAULT_FINDING_SORT}); risk: KEV
+                              (ransomware use first), then EPSS, then CVSS
       --host <address>        only findings on this host
       --csv                   the server's CSV export instead of a table (every row unless --limit)
   cve <CVE-id>              a CVE from the local NVD index and the hosts it affects
@@ -43,10 +51,11 @@ Options for every command:
   --url <url>               service URL (default: $VULNSCAN_URL, else http://127.0.0.1:3000)
   --key <key>               API key (default: $VULNSCAN_API_KEY)
   --json                    print the API's JSON instead of tables
-  --fail-on <level>         exit 1 when a listed finding (open or reopened) is at or above
+  --fail-on <level>         exit 1 when a listed finding (${GATE_STATUSES.join(' or ')}) is at or above
                             critical | high | medium | low; findings without a CVSS score
-                            (severity none or unknown) never trigger it; a waited-for scan
-                            with products the NVD could not check exits 3, never 0
+                            (severity none or unknown), backported fixes and potential
+                            findings never trigger it; a waited-for scan with products the
+                            NVD could not check exits 3, never 0
   --limit <n>, --offset <n> paging for lists (default: 50, 0)
   --request-timeout <s>     give up on a request the server does not answer (default: 60)
   -h, --help                show this text
@@ -79,6 +88,8 @@ const OPTIONS = {
   status: { type: 'string' },
   severity: { type: 'string' },
   kev: { type: 'boolean' },
+  'min-epss': { type: 'string' },
+  sort: { type: 'string' },
   host: { type: 'string' },
   csv: { type: 'boolean' },
   label: { type: 'string' },
@@ -97,7 +108,7 @@ const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   scans: ['status', 'limit', 'offset'],
   hosts: ['limit', 'offset'],
   host: [],
-  vulns: ['severity', 'kev', 'host', 'csv', 'limit', 'offset'],
+  vulns: ['severity', 'kev', 'min-epss', 'status', 'sort', 'host', 'csv', 'limit', 'offset'],
   cve: [],
   keys: ['label', 'expires', 'limit', 'offset'],
   health: []
@@ -167,11 +178,19 @@ function printJson (io: Io, value: unknown): void {
   print(io, JSON.stringify(value, null, 2))
 }
 
-/** The findings that make --fail-on trip: open or reopened (not fixed, accepted or false positives). */
+/** The findings that make --fail-on trip: open or reopened (not fixed, backported, potential, accepted or false positives). */
 function failing (findings: Finding[], failOn: Severity | undefined): Finding[] {
   if (failOn === undefined) return []
   const floor = severityRank(failOn)
-  return findings.filter((f) => (f.status === 'open' || f.status === 'reopened') && severityRank(f.severity) >= floor)
+  return findings.filter((f) => GATE_STATUSES.includes(f.status) && severityRank(f.severity) >= floor)
+}
+
+/** An EPSS threshold from the command line: a probability from 0 to 1. */
+function probability (name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(value) || !Number.isFinite(n)) throw usage(`--${name} must be a number from 0 to 1, not '${value}'`)
+  return n
 }
 
 function verdict (io: Io, findings: Finding[], failOn: Severity | undefined, json: boolean): number {
@@ -241,6 +260,11 @@ async function finishScan (io: Io, client: VulnscanClient, baseUrl: string, scan
     const s = scan.summary
     if (s) print(io, `Scan ${scan.id} completed: ${s.hostsUp} host${s.hostsUp === 1 ? '' : 's'} up, ${s.openPorts} open port${s.openPorts === 1 ? '' : 's'}.`)
     if (s && s.uncheckedProducts.length > 0) print(io, pc.yellow(`Not checked against the NVD (unreachable): ${s.uncheckedProducts.join(', ')}`))
+    // What the scan matched but does not count: backported fixes and products shown without a version.
+    for (const [status, what] of [['fixed_by_distribution', 'fixed by the distribution (backported)'], ['potential', 'potential (product seen without a version)']] as const) {
+      const n = (await allFindings(client, baseUrl, { status })).items.filter((f) => f.lastScanId === scan.id).length
+      if (n > 0) print(io, pc.dim(`${n} more CVE${n === 1 ? '' : 's'} ${what}, not counted: vulnscan vulns --status ${status}`))
+    }
     if (items.length === 0) print(io, 'No findings.')
     else print(io, `${findingsTable(items)}\n${items.length} finding${items.length === 1 ? '' : 's'}: ${severityCounts(items)}`)
   }
@@ -300,6 +324,7 @@ export async function run (argv: string[], io: Io): Promise<number> {
       else {
         const nvd = health.nvd ? `; NVD index: ${health.nvd.cves} CVEs, last sync ${health.nvd.lastSync ?? 'never'}` : ''
         print(io, `${health.status === 'ok' ? pc.green('ok') : pc.red(health.status)} (version ${health.version}; store ${health.checks.store.backend}: ${health.checks.store.status}; queue ${health.checks.queue.backend}: ${health.checks.queue.status}${nvd})`)
+        if (health.dataSources) print(io, dataSourcesText(health.dataSources))
       }
       return health.status === 'ok' ? EXIT.OK : EXIT.API
     }
@@ -377,9 +402,19 @@ export async function run (argv: string[], io: Io): Promise<number> {
     }
 
     case 'vulns': {
-      if (args.length > 0) throw usage('vulns takes no arguments; filter with --severity, --kev or --host.')
+      if (args.length > 0) throw usage('vulns takes no arguments; filter with --severity, --kev, --min-epss, --status or --host.')
       const severity = oneOf('severity', values.severity, [...SEVERITIES, 'none', 'unknown'] as const)
-      const query = { ...(severity ? { severity } : {}), ...(values.kev === true ? { kev: true } : {}), ...(values.host ? { host: values.host } : {}) }
+      const status = oneOf('status', values.status, FINDING_STATUSES)
+      const sort = oneOf('sort', values.sort, FINDING_SORTS)
+      const minEpss = probability('min-epss', values['min-epss'])
+      const query = {
+        ...(severity ? { severity } : {}),
+        ...(values.kev === true ? { kev: true } : {}),
+        ...(minEpss !== undefined ? { minEpss } : {}),
+        ...(status ? { status } : {}),
+        ...(sort ? { sort } : {}),
+        ...(values.host ? { host: values.host } : {})
+      }
       // --fail-on judges every matching finding, not just the page shown.
       const judged = failOn === undefined ? [] : (await allFindings(client, baseUrl, query)).items
       if (values.csv === true) {

@@ -58,17 +58,34 @@ export function portsTable (host: Host): string {
   return t.toString()
 }
 
+/** A CVSS score always with its version: a v2 10.0 and a v3.1 9.8 are on different scales. */
+export function cvssText (f: Pick<Finding, 'cvss' | 'cvssVersion'>): string {
+  if (f.cvss === null || f.cvss === undefined) return pc.dim('n/a')
+  return `${f.cvss.toFixed(1)} ${pc.dim(f.cvssVersion !== null && f.cvssVersion !== undefined ? `v${f.cvssVersion}` : 'v?')}`
+}
+
+function epssText (f: Finding): string {
+  return f.epss === null || f.epss === undefined ? '' : `${(f.epss.score * 100).toFixed(1)}%`
+}
+
+function kevText (f: Finding): string {
+  if (!f.kev) return ''
+  return f.kev.ransomware === true ? pc.bold(pc.red('KEV+ransomware')) : pc.bold(pc.red('KEV'))
+}
+
 export function findingsTable (findings: Finding[]): string {
-  const t = newTable(['severity', 'CVSS', 'CVE', 'KEV', 'host', 'port', 'product', 'confidence', 'status'])
+  const t = newTable(['severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'])
   for (const f of findings) {
     t.push([
       colourSeverity(f.severity),
-      f.cvss === null || f.cvss === undefined ? pc.dim('n/a') : f.cvss.toFixed(1),
+      cvssText(f),
       f.cveId,
-      f.kev ? pc.bold(pc.red('KEV')) : '',
+      kevText(f),
+      epssText(f),
       f.address,
       String(f.port),
       [f.product, f.version].filter(Boolean).join(' '),
+      f.source,
       f.confidence,
       f.status
     ])
@@ -88,4 +105,19 @@ export function severityCounts (findings: Finding[]): string {
   for (const f of findings) counts.set(f.severity ?? 'unknown', (counts.get(f.severity ?? 'unknown') ?? 0) + 1)
   const order = [...SEVERITIES, 'none', 'unknown']
   return [...counts.entries()].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0])).map(([s, n]) => `${n} ${s}`).join(', ')
+}
+
+export type DataSources = Schemas['DataSources']
+
+/** What findings are matched against, a line per source, for `vulnscan health`. */
+export function dataSourcesText (d: DataSources): string {
+  const distro = (name: string, x: DataSources['distributions']['debian']): string =>
+    x === null ? `${name} not imported` : `${name} ${x.packages} packages, imported ${x.importedAt}`
+  return [
+    `  NVD: ${d.nvd.cves} CVEs for ${d.nvd.products} products, last sync ${d.nvd.lastSync ?? 'never'}${d.nvd.authoritativeAsOf !== null ? `, complete as of ${d.nvd.authoritativeAsOf}` : ''}`,
+    `  CVE records (CNA, CISA ADP): ${d.cve5.records}${d.cve5.newestUpdated !== null ? `, newest update ${d.cve5.newestUpdated}` : ''}`,
+    `  distribution trackers: ${distro('Debian', d.distributions.debian)}; ${distro('Ubuntu', d.distributions.ubuntu)}`,
+    `  CISA KEV: ${d.kev === null ? 'not imported' : `${d.kev.count} CVEs, catalog ${d.kev.catalogVersion ?? '?'}`}`,
+    `  EPSS: ${d.epss === null ? 'not imported' : `${d.epss.count} scores of ${d.epss.scoreDate ?? '?'}`}`
+  ].join('\n')
 }

@@ -14,3 +14,21 @@ export type ScanStatus = typeof SCAN_STATUSES[number]
 export const TEMPLATE_NAMES = ['quick', 'standard', 'full', 'discovery'] as const
 export type TemplateName = typeof TEMPLATE_NAMES[number]
 export const DEFAULT_TEMPLATE: TemplateName = 'quick'
+
+/**
+ * Where a finding stands. open, fixed, reopened: what scans saw; accepted, false_positive: a user's decision;
+ * fixed_by_distribution: the running package revision carries the fix; potential: the product showed no version.
+ */
+export const FINDING_STATUSES = ['open', 'fixed', 'reopened', 'accepted', 'false_positive', 'fixed_by_distribution', 'potential'] as const
+export type FindingStatus = typeof FINDING_STATUSES[number]
+/** The statuses a CI gate (--fail-on) and a scan's severity totals count: what is open now. */
+export const GATE_STATUSES: readonly FindingStatus[] = ['open', 'reopened']
+
+/** The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, or a distribution tracker. */
+export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution'] as const
+export type FindingSource = typeof FINDING_SOURCES[number]
+
+/** Finding list orders; risk is KEV (known ransomware use first), then EPSS, then CVSS. */
+export const FINDING_SORTS = ['cvss', 'risk', 'lastSeen', 'firstSeen'] as const
+export type FindingSort = typeof FINDING_SORTS[number]
+export const DEFAULT_FINDING_SORT: FindingSort = 'cvss'

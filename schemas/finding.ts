@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox'
 import { pageOf, ref, StringEnum } from './common'
+import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
 const SEVERITIES: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
-const STATUSES: ['open', 'fixed', 'reopened', 'accepted', 'false_positive', 'fixed_by_distribution', 'potential'] =
-  ['open', 'fixed', 'reopened', 'accepted', 'false_positive', 'fixed_by_distribution', 'potential']
-const SOURCES: ['nvd', 'cna', 'adp', 'distribution'] = ['nvd', 'cna', 'adp', 'distribution']
+const STATUSES = [...FINDING_STATUSES]
+const SOURCES = [...FINDING_SOURCES]
 const CVE_PATTERN = '^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,}$'
 
 export const KevSchema = Type.Object({
@@ -84,7 +84,7 @@ const findingFilterProperties = {
   cveId: Type.Optional(Type.String({ pattern: CVE_PATTERN, maxLength: 32, description: 'Only findings of this CVE' })),
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
-  sort: Type.Optional(StringEnum(['cvss', 'lastSeen', 'firstSeen', 'risk'], { default: 'cvss', description: 'Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
+  sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }
 

@@ -1,4 +1,5 @@
 // Hosts and findings: what scans leave behind. One interface, two backends (Redis and in-memory).
+import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
 import type { HostResult } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
 import type { HostRecord, Page } from './types'
@@ -15,13 +16,13 @@ export type Confidence = 'high' | 'medium' | 'low'
  * running package revision carries the fix; potential: the product showed no version. Only open and reopened
  * count in severity totals, host tallies and CI gates.
  */
-export type FindingStatus = 'open' | 'fixed' | 'reopened' | 'accepted' | 'false_positive' | 'fixed_by_distribution' | 'potential'
+export type { FindingStatus }
 
 /** What a scan concluded for one CVE on one port; the store keeps a user's decision over it. */
 export type ObservedStatus = 'open' | 'fixed_by_distribution' | 'potential'
 
 /** The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, or a distribution tracker. */
-export type FindingSource = 'nvd' | 'cna' | 'adp' | 'distribution'
+export type { FindingSource }
 
 /** FIRST's EPSS: the probability of exploitation in the next 30 days, its percentile, and the day it was scored. */
 export interface Epss {
@@ -139,7 +140,7 @@ export interface FindingQuery {
   status?: FindingStatus
   confidence?: Confidence
   /** risk: KEV (ransomware use first), then EPSS, then CVSS. */
-  sort?: 'cvss' | 'lastSeen' | 'firstSeen' | 'risk'
+  sort?: FindingSort
   order?: SortDirection
 }
 

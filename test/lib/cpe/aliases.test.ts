@@ -8,7 +8,7 @@ test('products named in the brief map to their NVD vendor:product', async (t) =>
   const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)
   t.same(pairs('nginx'), ['f5:nginx', 'nginx:nginx'])
   t.same(pairs('Redis'), ['redis:redis'])
-  t.same(pairs('OpenSSH'), ['openbsd:openssh'])
+  t.same(pairs('OpenSSH'), ['openbsd:openssh', 'openssh:openssh'], 'some NVD records (CVE-2023-51767) name openssh:openssh')
   t.same(pairs('Apache httpd'), ['apache:http_server'])
   t.same(pairs('MariaDB'), ['mariadb:mariadb'])
   t.same(pairs('MySQL'), ['oracle:mysql'])
@@ -32,8 +32,8 @@ test('products named in the brief map to their NVD vendor:product', async (t) =>
 })
 
 test('OpenSSH uses the NVD split form', async (t) => {
-  t.same(cpesFor('OpenSSH', '9.2p1'), ['cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*'])
-  t.same(cpesFor('OpenSSH', '9.8'), ['cpe:2.3:a:openbsd:openssh:9.8:*:*:*:*:*:*:*'])
+  t.same(cpesFor('OpenSSH', '9.2p1'), ['cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*', 'cpe:2.3:a:openssh:openssh:9.2:p1:*:*:*:*:*:*'])
+  t.same(cpesFor('OpenSSH', '9.8'), ['cpe:2.3:a:openbsd:openssh:9.8:*:*:*:*:*:*:*', 'cpe:2.3:a:openssh:openssh:9.8:*:*:*:*:*:*:*'])
 })
 
 test('versions lose distro suffixes; other split forms', async (t) => {

@@ -1,20 +1,11 @@
 // The matcher over every source, on real records: NVD configurations, CNA and CISA ADP affected data,
 // the Debian tracker's fixed versions, KEV and EPSS.
 import { test } from 'tap'
-import path from 'node:path'
-import { writeSummaries, finishImport } from '../../../lib/cve5/source'
-import { importDebianTracker } from '../../../lib/distro/debian-tracker'
-import { importKev } from '../../../lib/exploit/kev'
 import { matchService, type Verdict } from '../../../lib/match/service'
-import { createMemoryIndex } from '../../../lib/nvd/memory/cve-index'
 import { parse as parseSsh } from '../../../lib/scanner/probes/ssh'
 import { cpesFor } from '../../../lib/cpe/aliases'
 import type { ServiceInfo } from '../../../lib/scanner/types'
-import { createMemorySourceStore } from '../../../lib/sources/memory'
-import { cve5Summary, nvdFixture } from '../../support/cve5-fixtures'
-import { rawFixture } from '../../support/nvd-fixtures'
-
-const FIXTURES = path.join(__dirname, '..', '..', 'fixtures')
+import { loadSources as setup } from '../../support/sources'
 
 /** What the SSH probe makes of an identification string, with the CPE names detection adds. */
 function ssh (ident: string): ServiceInfo {
@@ -24,19 +15,6 @@ function ssh (ident: string): ServiceInfo {
 
 function service (product: string, version?: string, extra: Partial<ServiceInfo> = {}): ServiceInfo {
   return { service: product.toLowerCase(), product, ...(version !== undefined ? { version } : {}), cpe: cpesFor(product, version), ...extra }
-}
-
-async function setup () {
-  const nvd = await createMemoryIndex()
-  await nvd.upsertRaw(['CVE-2016-6210', 'CVE-2018-15473', 'CVE-2023-51385', 'CVE-2024-6387', 'CVE-2023-51767', 'CVE-2015-3306', 'CVE-2022-0543',
-    'CVE-2023-28856', 'CVE-2022-24834', 'CVE-2023-22458', 'CVE-2019-10149'].map(rawFixture))
-  await nvd.upsertRaw([nvdFixture('CVE-2023-46118'), nvdFixture('CVE-2025-61985'), nvdFixture('CVE-2025-30219')])
-  const sources = await createMemorySourceStore()
-  await importDebianTracker(path.join(FIXTURES, 'distro', 'debian-tracker.json'), sources)
-  await writeSummaries(sources, ['CVE-2024-31449', 'CVE-2023-46118', 'CVE-2025-61985', 'CVE-2025-30219', 'CVE-2024-8376'].map(cve5Summary))
-  await finishImport(sources)
-  await importKev(path.join(FIXTURES, 'exploit', 'kev-catalog.json'), sources)
-  return { nvd, sources }
 }
 
 function byId (vs: Verdict[]): Record<string, Verdict> {
