@@ -1596,7 +1596,7 @@ export interface operations {
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
                 /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "lastSeen" | "firstSeen" | "risk";
+                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
             };
@@ -1690,7 +1690,7 @@ export interface operations {
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
                 /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "lastSeen" | "firstSeen" | "risk";
+                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import { addressSortKey, normalizeAddress } from '../addresses'
 import type { HostRecord, HostPort } from './types'
-import type { FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
+import type { ExploitUpdate, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
@@ -221,9 +221,11 @@ function fromNew (nf: NewFinding, address: string): NewFinding {
   return { ...nf, address, cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
 }
 
-/** Whether KEV or EPSS data differ from what the finding holds. */
-export function exploitChanged (f: FindingRecord, c: { kev: FindingRecord['kev'], epss: FindingRecord['epss'] }): boolean {
-  return JSON.stringify(f.kev) !== JSON.stringify(c.kev) || JSON.stringify(f.epss) !== JSON.stringify(c.epss)
+/** The finding with new KEV and EPSS data, or null when nothing changes. */
+export function withExploit (f: FindingRecord, c: ExploitUpdate): FindingRecord | null {
+  const kev = c.kev === undefined ? f.kev : c.kev
+  if (JSON.stringify(f.kev) === JSON.stringify(kev) && JSON.stringify(f.epss) === JSON.stringify(c.epss)) return null
+  return findingRecord({ ...f, kev, epss: c.epss })
 }
 
 /** A user's decision on a finding: `open` withdraws an earlier decision. */

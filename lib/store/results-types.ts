@@ -145,7 +145,9 @@ export interface FindingQuery {
 }
 
 /** KEV and EPSS data of CVEs, as the data sources hold them now. */
-export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, { kev: Kev | null, epss: Epss | null }>>
+export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, ExploitUpdate>>
+/** New KEV and EPSS data of a CVE; without `kev`, the KEV data a finding holds stays. */
+export interface ExploitUpdate { kev?: Kev | null, epss: Epss | null }
 
 export interface ResultsStore {
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */

@@ -2,7 +2,7 @@
 import type { HostRecord, Page } from '../types'
 import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
-  compareBy, decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
+  compareBy, decide, withExploit, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
   hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -170,8 +170,9 @@ export class MemoryResultsStore implements ResultsStore {
       const context = await lookup(ids.slice(i, i + EXPLOIT_BATCH))
       for (const [id, f] of this.findings) {
         const c = context.get(f.cveId)
-        if (c === undefined || !exploitChanged(f, c)) continue
-        this.findings.set(id, { ...f, kev: c.kev, epss: c.epss })
+        const next = c === undefined ? null : withExploit(f, c)
+        if (next === null) continue
+        this.findings.set(id, next)
         changed++
       }
     }

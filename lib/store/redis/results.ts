@@ -5,9 +5,9 @@
 // an update.
 import type { Redis } from 'ioredis'
 import type { HostRecord, Page } from '../types'
-import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
+import type { ExploitLookup, ExploitUpdate, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
 import {
-  decide, exploitChanged, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
+  decide, withExploit, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
   isStanding, mergeHostWrite, riskValue, SEVERITY_RANK, severityScore
 } from '../results-merge'
 import { addressSortKey, normalizeAddress, sortAddresses } from '../../addresses'
@@ -392,14 +392,15 @@ export class RedisResultsStore implements ResultsStore {
     return changed
   }
 
-  private async refreshOne (id: string, c: { kev: FindingRecord['kev'], epss: FindingRecord['epss'] }): Promise<boolean> {
+  private async refreshOne (id: string, c: ExploitUpdate): Promise<boolean> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const found = await this.getFinding(id)
-      if (found === null || !exploitChanged(found, c)) return false
+      if (found === null || withExploit(found, c) === null) return false
       const state = await this.snapshot(found.address)
       const prev = state.findings.find((f) => f.id === id)
-      if (prev === undefined) return false
-      if (await this.apply(found.address, state.rev, this.findingOps(prev, { ...prev, kev: c.kev, epss: c.epss }))) return true
+      const next = prev === undefined ? null : withExploit(prev, c)
+      if (prev === undefined || next === null) return false
+      if (await this.apply(found.address, state.rev, this.findingOps(prev, next))) return true
     }
     throw new Error(`could not refresh finding ${id}: its host kept changing under concurrent writes`)
   }

@@ -88,7 +88,7 @@ test('slow SSH banner on an unknown port', async (t) => {
   t.equal(r.product, 'OpenSSH')
   t.equal(r.version, '9.2p1')
   t.equal(r.distro, 'deb12u3')
-  t.same(r.cpe, ['cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*'])
+  t.same(r.cpe, ['cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*', 'cpe:2.3:a:openssh:openssh:9.2:p1:*:*:*:*:*:*'])
   t.ok(await allClosed(st), 'connection closed')
 })
 
