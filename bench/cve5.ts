@@ -8,6 +8,7 @@
 //
 //   npx tsx bench/cve5.ts                          300,000 records, 20,000 matches
 //   BENCH_RECORDS=20000 npx tsx bench/cve5.ts      a quicker run
+//   BENCH_HEAP_MB=768 npx tsx bench/cve5.ts        the import with V8's heap capped (as cve:import runs)
 //
 // The import runs in a child process so its peak RSS is the import's alone.
 
@@ -16,6 +17,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
+import { Readable } from 'node:stream'
 import yazl from 'yazl'
 import { importZip } from '../lib/cve5/import'
 import { matchCve5 } from '../lib/cve5/source'
@@ -25,8 +27,8 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 300_000)
 const MATCHES = Number(process.env.BENCH_MATCHES ?? 20_000)
 const TREE = path.join(__dirname, '..', 'test', 'fixtures', 'cve5', 'cves')
 
-function fixtures (): Array<Record<string, any>> {
-  const out: Array<Record<string, any>> = []
+function fixtures (): unknown[] {
+  const out: unknown[] = []
   const walk = (d: string): void => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name)
@@ -38,32 +40,38 @@ function fixtures (): Array<Record<string, any>> {
   return out
 }
 
-async function zipOf (entries: AsyncIterable<[string, Buffer]> | Iterable<[string, Buffer]>, file: string, compress: boolean): Promise<void> {
+/** Write a zip whose entries are produced one at a time, as yazl reads them: memory stays flat. */
+async function zipOf (entries: Iterator<[string, () => Buffer]>, file: string): Promise<void> {
   const zip = new yazl.ZipFile()
   const done = once(zip.outputStream.pipe(fs.createWriteStream(file)), 'close')
-  for await (const [name, data] of entries) zip.addBuffer(data, name, { compress })
+  for (let e = entries.next(); e.done !== true; e = entries.next()) {
+    const [name, make] = e.value
+    zip.addReadStream(Readable.from((function * () { yield make() })()), name, { compress: true })
+  }
   zip.end()
   await done
 }
 
-function * synthetic (): Generator<[string, Buffer]> {
-  const base = fixtures()
+function * synthetic (): Generator<[string, () => Buffer]> {
+  const base = fixtures().map((r) => JSON.stringify(r))
   for (let i = 0; i < RECORDS; i++) {
-    const rec = structuredClone(base[i % base.length])
     const id = `CVE-9${String(Math.floor(i / 1_000_000)).padStart(3, '0')}-${String(1_000_000 + i)}`
-    rec.cveMetadata.cveId = id
-    if (i % 1500 !== 0) {
-      for (const c of [rec.containers.cna, ...(rec.containers.adp ?? [])]) {
-        for (const a of c?.affected ?? []) {
-          a.vendor = `synthetic-vendor-${i % 50_000}`
-          a.product = `synthetic-product-${i % 50_000}`
-          delete a.cpes
-          delete a.packageName
+    const [, year, num] = id.split('-')
+    yield [`cves/${year}/${num.slice(0, -3)}xxx/${id}.json`, () => {
+      const rec = JSON.parse(base[i % base.length])
+      rec.cveMetadata.cveId = id
+      if (i % 1500 !== 0) {
+        for (const c of [rec.containers.cna, ...(rec.containers.adp ?? [])]) {
+          for (const a of c?.affected ?? []) {
+            a.vendor = `synthetic-vendor-${i % 50_000}`
+            a.product = `synthetic-product-${i % 50_000}`
+            delete a.cpes
+            delete a.packageName
+          }
         }
       }
-    }
-    const [, year, num] = id.split('-')
-    yield [`cves/${year}/${num.slice(0, -3)}xxx/${id}.json`, Buffer.from(JSON.stringify(rec, null, 4))]
+      return Buffer.from(JSON.stringify(rec, null, 4))
+    }]
   }
 }
 
@@ -92,11 +100,16 @@ async function main (): Promise<void> {
     const outer = path.join(dir, 'baseline.zip')
     const storeFile = path.join(dir, 'sources.ndjson.gz')
     let t = Date.now()
-    await zipOf(synthetic(), inner, true)
-    await zipOf([['cves.zip', fs.readFileSync(inner)]], outer, false)
+    await zipOf(synthetic(), inner)
+    const wrapper = new yazl.ZipFile()
+    const wrote = once(wrapper.outputStream.pipe(fs.createWriteStream(outer)), 'close')
+    wrapper.addFile(inner, 'cves.zip', { compress: false })
+    wrapper.end()
+    await wrote
     fs.rmSync(inner)
     process.stdout.write(`built ${RECORDS.toLocaleString('en')}-record archive (${(fs.statSync(outer).size / 1e6).toFixed(0)} MB) in ${((Date.now() - t) / 1000).toFixed(1)} s\n`)
-    const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--import', outer, storeFile], { encoding: 'utf8', maxBuffer: 1 << 20 })
+    const heap = process.env.BENCH_HEAP_MB !== undefined ? [`--max-old-space-size=${process.env.BENCH_HEAP_MB}`] : []
+    const out = execFileSync(process.execPath, [...heap, '--import', 'tsx', __filename, '--import', outer, storeFile], { encoding: 'utf8', maxBuffer: 1 << 20 })
     const r = JSON.parse(out.trim().split('\n').pop() as string)
     process.stdout.write(`import: ${r.read.toLocaleString('en')} records in ${(r.importMs / 1000).toFixed(1)} s ` +
       `(+ ${(r.flushMs / 1000).toFixed(1)} s writing the store file), peak RSS ${r.peakMb.toFixed(0)} MB\n`)
