@@ -1,20 +1,26 @@
-// npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]
+// npm run nvd:import -- [--complete] <nvdcve-2.0-*.json | .json.gz> [...]
 // Streams NVD JSON 2.0 feed files into the CVE index (Redis when REDIS_URL is set, otherwise the
-// embedded index file NVD_INDEX_FILE).
+// embedded index file NVD_INDEX_FILE). --complete says the files are the NVD's whole feed set (every year):
+// once all are imported, a product absent from the index has no known CVEs and is never fetched on demand.
 
 import path from 'node:path'
 import pino from 'pino'
 import pc from 'picocolors'
 import { importFeed } from '../lib/nvd/feed-import'
+import { META_AUTHORITATIVE } from '../lib/nvd/sync'
 import { openBackends } from '../lib/backends'
 import { loadConfig } from '../lib/config'
 
 async function main (): Promise<number> {
-  const files = process.argv.slice(2).filter((a) => a !== '--')
+  const args = process.argv.slice(2).filter((a) => a !== '--')
+  const complete = args.includes('--complete')
+  const files = args.filter((a) => a !== '--complete')
   if (files.length === 0) {
-    process.stderr.write('usage: npm run nvd:import -- <nvdcve-2.0-*.json | .json.gz> [...]\n')
+    process.stderr.write('usage: npm run nvd:import -- [--complete] <nvdcve-2.0-*.json | .json.gz> [...]\n' +
+      '  --complete   the files are the whole NVD feed set: the index is then authoritative (nothing fetched on demand)\n')
     return 2
   }
+  const started = new Date().toISOString()
   const cfg = loadConfig()
   const backends = await openBackends(cfg, pino({ level: 'warn' }, pino.destination(2)))
   const index = backends.indexes.cve
@@ -42,6 +48,11 @@ async function main (): Promise<number> {
         failed++
         process.stderr.write(pc.red(`${(err as Error).message}\n`))
       }
+    }
+    if (complete && failed === 0) {
+      // Feed files are regenerated daily: the import is as current as the moment it began, at best.
+      await index.setMeta(META_AUTHORITATIVE, started)
+      process.stderr.write(`the index is complete as of ${started}: products absent from it have no known CVEs\n`)
     }
     await index.flush()
     const s = await index.stats()

@@ -9,7 +9,7 @@
 // "R34 P2") makes the entry `unknown` instead of letting `defaultStatus` speak for it.
 
 import { compareVersions, splitDistroVersion } from '../cpe/version'
-import type { Cve5Affected, Cve5Version, VersionStatus } from './record'
+import { GRAPH_TYPES, type Cve5Affected, type Cve5Version, type VersionStatus } from './record'
 
 export interface VersionDecision {
   status: VersionStatus
@@ -19,8 +19,6 @@ export interface VersionDecision {
   by: 'range' | 'default' | 'undecidable'
 }
 
-/** Version types whose order is a commit graph: never decidable from a version banner. */
-const GRAPH_TYPES = new Set(['git', 'hg', 'mercurial', 'svn', 'bzr', 'fossil', 'commit'])
 /** Lower bounds that mean "no lower bound". */
 const OPEN_LOWER = new Set(['0', '*', 'unspecified', 'unknown', 'all', 'all versions', '-'])
 

@@ -13,11 +13,13 @@
 // previous run finished. A full baseline archive replaces both tables at once (readers keep the
 // old data until it is complete), so an interrupted baseline import simply starts over.
 
-import { createWriteStream, promises as fsp } from 'node:fs'
+import { createWriteStream, promises as fsp, readSync } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
+import { inflateRawSync } from 'node:zlib'
 import yauzl from 'yauzl'
 import type { SourceStore } from '../sources/source-store'
 import { parseCve5Json, parseCve5Record, type Cve5Summary } from './record'
@@ -180,9 +182,50 @@ interface ZipEntryRef {
 }
 
 
+/**
+ * Serves yauzl's reads from two cached windows of the file (one follows the central directory,
+ * one the entries), so reading 300,000 small entries in order costs a read per few megabytes
+ * instead of several per entry. Ranges larger than a window (the inner `cves.zip`) stream from disk.
+ */
+class WindowReader extends yauzl.RandomAccessReader {
+  private windows: Array<{ start: number, buf: Buffer }> = []
+  constructor (private readonly fh: FileHandle, private readonly size: number, private readonly windowSize = 4 << 20) {
+    super()
+  }
+
+  slice (start: number, end: number): Buffer {
+    for (let i = 0; i < this.windows.length; i++) {
+      const w = this.windows[i]
+      if (start >= w.start && end <= w.start + w.buf.length) {
+        if (i !== 0) this.windows.unshift(...this.windows.splice(i, 1))
+        return w.buf.subarray(start - w.start, end - w.start)
+      }
+    }
+    const len = Math.min(Math.max(this.windowSize, end - start), this.size - start)
+    const buf = Buffer.allocUnsafe(len)
+    let off = 0
+    while (off < len) {
+      const n = readSync(this.fh.fd, buf, off, len - off, start + off)
+      if (n === 0) break
+      off += n
+    }
+    this.windows.unshift({ start, buf: buf.subarray(0, off) })
+    this.windows.length = Math.min(this.windows.length, 2)
+    return buf.subarray(0, end - start)
+  }
+
+  override _readStreamForRange (start: number, end: number): Readable {
+    if (end - start > this.windowSize) return this.fh.createReadStream({ start, end: end - 1, autoClose: false })
+    return Readable.from([this.slice(start, end)])
+  }
+}
+
 async function * zipEntries (file: string): AsyncGenerator<ZipEntryRef> {
-  const zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false })
+  const fh = await fsp.open(file, 'r')
+  const { size } = await fh.stat()
+  const reader = new WindowReader(fh, size)
   try {
+    const zip = await yauzl.fromRandomAccessReaderPromise(reader, size, { lazyEntries: true, autoClose: false })
     while (true) {
       const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
         const onEntry = (e: yauzl.Entry): void => { cleanup(); resolve(e) }
@@ -202,14 +245,21 @@ async function * zipEntries (file: string): AsyncGenerator<ZipEntryRef> {
       if (entry.fileName.endsWith('/')) continue
       const stream = async (): Promise<Readable> => await zip.openReadStreamPromise(entry)
       const read = async (): Promise<Buffer> => {
-        const chunks: Buffer[] = []
-        for await (const c of await stream()) chunks.push(c as Buffer)
-        return Buffer.concat(chunks)
+        // Small entries are inflated in one call from the cached window: no stream per entry.
+        const header = reader.slice(entry.relativeOffsetOfLocalHeader, entry.relativeOffsetOfLocalHeader + 30)
+        if (header.readUInt32LE(0) !== 0x04034b50) throw new Error(`${entry.fileName}: bad local file header`)
+        const fileDataStart = entry.relativeOffsetOfLocalHeader + 30 + header.readUInt16LE(26) + header.readUInt16LE(28)
+        const raw = reader.slice(fileDataStart, fileDataStart + entry.compressedSize)
+        if (entry.compressionMethod === 0) return Buffer.from(raw)
+        if (entry.compressionMethod !== 8) throw new Error(`${entry.fileName}: unsupported compression method ${entry.compressionMethod}`)
+        const out = inflateRawSync(raw)
+        if (out.length !== entry.uncompressedSize) throw new Error(`${entry.fileName}: size mismatch`)
+        return out
       }
       yield { name: entry.fileName, read, stream }
     }
   } finally {
-    zip.close()
+    await fh.close()
   }
 }
 

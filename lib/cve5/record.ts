@@ -96,7 +96,9 @@ function status (v: unknown): VersionStatus {
 const CVE_ID = /^CVE-\d{4}-\d{4,}$/
 
 /** Description longer than this is cut: findings show a summary, the record link has the rest. */
-const MAX_DESCRIPTION = 1000
+const MAX_DESCRIPTION = 600
+/** Version types whose ranges are commit ids: one is kept (it keeps the entry undecidable), not all. */
+export const GRAPH_TYPES = new Set(['git', 'hg', 'mercurial', 'svn', 'bzr', 'fossil', 'commit'])
 
 function english (list: unknown): string | undefined {
   const entries = arr(list).map(obj).filter((e): e is Obj => e !== undefined)
@@ -108,6 +110,7 @@ function english (list: unknown): string | undefined {
 
 function parseVersions (list: unknown): Cve5Version[] {
   const out: Cve5Version[] = []
+  let graphKept = false
   for (const raw of arr(list)) {
     const v = obj(raw)
     if (!v) continue
@@ -120,6 +123,12 @@ function parseVersions (list: unknown): Cve5Version[] {
     if (lt !== undefined) entry.lessThan = lt
     else if (lte !== undefined) entry.lessThanOrEqual = lte
     if (type !== undefined) entry.versionType = type.toLowerCase()
+    // Commit ranges can never be compared with a banner version; the Linux CNA lists one per
+    // stable branch, so only the first is kept to say so.
+    if (entry.versionType !== undefined && GRAPH_TYPES.has(entry.versionType)) {
+      if (graphKept) continue
+      graphKept = true
+    }
     const changes: Cve5Change[] = []
     for (const c of arr(v.changes)) {
       const co = obj(c)

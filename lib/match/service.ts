@@ -154,7 +154,8 @@ function fromCve5 (service: ServiceInfo, cpe: string, hit: Cve5Hit, nvd: CveReco
     reason: `${service.version ?? 'no version'} ${hit.status} per ${hit.rule}`,
     source: who,
     rule: hit.rule,
-    observed: 'open',
+    // Only the record's default status says so (no listed range covers the version): a lead, not a finding.
+    observed: hit.confidence === 'low' ? 'potential' : 'open',
     distribution: null,
     // CNA-only ranges are never high: the NVD has not analysed them.
     confidence: hit.confidence,

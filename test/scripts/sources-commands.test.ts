@@ -42,7 +42,7 @@ test('import every source, then nvd:match answers from all of them', async (t) =
       const feed = path.join(dir, 'nvdcve-2.0-fixtures.json')
       fs.writeFileSync(feed, JSON.stringify({ format: 'NVD_CVE', version: '2.0', vulnerabilities: nvdRecords().map((cve) => ({ cve })) }))
 
-      t.match((await command('nvd-import.ts', ['--', feed], env)).stderr, /14 records, 14 new or updated/)
+      t.match((await command('nvd-import.ts', ['--', '--complete', feed], env)).stderr, /14 records, 14 new or updated[\s\S]*complete as of/)
       t.match((await command('cve-import.ts', ['--', CVE5_TREE], env)).stdout, /\(directory\): \d+ read, \d+ added/)
       t.match((await command('distro-import.ts', ['--', DEBIAN_TRACKER], env)).stdout, /Debian security tracker: \d+ CVE verdicts/)
       t.match((await command('kev-import.ts', ['--', KEV_CATALOG], env)).stderr, /12 CVEs stored/)
@@ -54,7 +54,7 @@ test('import every source, then nvd:match answers from all of them', async (t) =
       t.match(by['CVE-2023-51385'], { source: 'distribution', status: 'fixed_by_distribution', rule: /1:9\.2p1-2\+deb12u10 >= 1:9\.2p1-2\+deb12u2/ })
       t.match(by['CVE-2024-6387'], { source: 'distribution', status: 'fixed_by_distribution' })
       t.match(by['CVE-2025-61985'], { source: 'cna', status: 'open', confidence: 'medium' }, 'the NVD has not analysed it: the CNA decides')
-      t.match(ssh.matchedAgainst, { nvd: { cves: 14 }, cve5: { records: Number }, distributions: { debian: { packages: Number } }, kev: { count: 12 }, epss: { count: 43 } })
+      t.match(ssh.matchedAgainst, { nvd: { cves: 14, authoritativeAsOf: String }, cve5: { records: Number }, distributions: { debian: { packages: Number } }, kev: { count: 12 }, epss: { count: 43 } })
 
       const older = JSON.parse((await command('nvd-match.ts', ['--', 'cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*',
         '--distro', 'debian:bookworm:openssh:1:9.2p1-2+deb12u2', '--json'], env)).stdout)

@@ -60,6 +60,12 @@ test('CVSS 4.0 is preferred over 3.1 and keeps its version', async (t) => {
   t.same(pg.cvss, { version: '3.1', score: 8.8, severity: 'HIGH', vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:R/S:U/C:H/I:H/A:H', origin: 'cna' })
 })
 
+test('commit ranges are kept once per entry, enough to say they cannot be compared', async (t) => {
+  const linux = cve5Summary('CVE-2024-26925')
+  t.same(linux.affected[0].versions, [{ version: '4b6346dc1edf', status: 'affected', lessThan: '61ac7284346c', versionType: 'git' }])
+  t.equal(linux.affected[1].versions.length, 9, 'the version ranges are all kept')
+})
+
 test('a rejected record keeps its reason and no affected data', async (t) => {
   const s = cve5Summary('CVE-2024-2370')
   t.equal(s.state, 'REJECTED')
