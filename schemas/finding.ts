@@ -132,5 +132,6 @@ export const CveDetailSchema = Type.Object({
   cwes: Type.Array(Type.String()),
   references: Type.Array(ReferenceSchema),
   kev: Type.Union([ref(KevSchema), Type.Null()]),
-  affectedHosts: Type.Array(Type.String(), { description: 'Addresses with a standing finding of this CVE (neither fixed nor false positive)' })
-}, { $id: 'CveDetail', description: 'A CVE from the local NVD index and the hosts it affects' })
+  affectedHosts: Type.Array(Type.String(), { description: 'Addresses with a standing finding of this CVE (neither fixed nor false positive)' }),
+  recordSource: StringEnum(['nvd', 'cve'], { description: 'nvd: the NVD record; cve: the NVD index does not hold it, and this comes from its CVE JSON 5 record (CNA and CISA ADP data)' })
+}, { $id: 'CveDetail', description: 'A CVE from the local NVD index, or from its CVE record where the NVD index lacks it, and the hosts it affects' })

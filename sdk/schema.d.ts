@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * Get a CVE and the hosts it affects
-         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). 404 when the index does not hold the CVE.
+         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). Where the NVD index lacks it, what its CVE JSON 5 record says (`recordSource: cve`). 404 when neither holds the CVE.
          */
         get: operations["getCve"];
         put?: never;
@@ -676,7 +676,7 @@ export interface components {
             /** @description Why; kept with the finding */
             comment?: string;
         };
-        /** @description A CVE from the local NVD index and the hosts it affects */
+        /** @description A CVE from the local NVD index, or from its CVE record where the NVD index lacks it, and the hosts it affects */
         CveDetail: {
             id: string;
             published: string;
@@ -711,6 +711,11 @@ export interface components {
             kev: components["schemas"]["Kev"] | null;
             /** @description Addresses with a standing finding of this CVE (neither fixed nor false positive) */
             affectedHosts: string[];
+            /**
+             * @description nvd: the NVD record; cve: the NVD index does not hold it, and this comes from its CVE JSON 5 record (CNA and CISA ADP data)
+             * @enum {string}
+             */
+            recordSource: "nvd" | "cve";
         };
         ApiKey: {
             id: string;

@@ -8,6 +8,7 @@
 //   cve5:newest-updated   newest cveMetadata.dateUpdated imported (ISO)
 //   cve5:imported-at      when the last import finished (ISO)
 
+import type { CveRecord } from '../nvd/types'
 import type { Entry, SourceStore } from '../sources/source-store'
 import { decideVersion, type VersionDecision } from './affected'
 import { entryNames, lookupKeys, recordProductKeys, type CpePair } from './naming'
@@ -305,4 +306,24 @@ export function compareWithNvd (nvdAffected: boolean, hit: Cve5Hit | null): Sour
     out.disagreement = `NVD says ${nvdAffected ? 'affected' : 'not affected'}; ${hit.origin === 'adp' ? (hit.provider ?? 'ADP') : 'CNA'} says ${hit.status} (${hit.rule})`
   }
   return out
+}
+
+/** A CVE record in the shape the NVD index gives a CVE (lib/nvd/types CveRecord), for a CVE the NVD index lacks. */
+export function cveDetailOfRecord (s: Cve5Summary): Omit<CveRecord, 'rejected' | 'configurations'> {
+  const severity = s.cvss?.severity.toLowerCase()
+  return {
+    id: s.id,
+    published: s.published ?? '',
+    lastModified: s.updated ?? s.published ?? '',
+    vulnStatus: s.state === 'REJECTED' ? 'Rejected' : 'Not in the NVD index (CVE record)',
+    description: s.title !== undefined && s.description === undefined ? s.title : s.description ?? '',
+    metrics: [],
+    cvss: s.cvss?.score ?? null,
+    cvssVersion: s.cvss?.version ?? null,
+    cvssVector: s.cvss?.vector ?? null,
+    severity: severity === 'critical' || severity === 'high' || severity === 'medium' || severity === 'low' || severity === 'none' ? severity : null,
+    cwes: s.cwes ?? [],
+    references: [],
+    kev: s.kev !== undefined ? { dateAdded: s.kev.dateAdded } : null
+  }
 }
