@@ -112,9 +112,12 @@ test('a patched Debian sshd and this machine\'s Redis, with every source', async
 test('RabbitMQ 3.10.8 keeps the findings of the alias the index holds while the NVD is unreachable', async (t) => {
   const rabbit = (await localDaemons()).find((d) => d.product === 'RabbitMQ')
   if (rabbit === undefined) return t.pass('skipped: no RabbitMQ broker runs here')
-  // The NVD: a listener that takes each connection and drops it, counting them.
+  // The NVD: a listener that reads each request and drops the connection, counting them.
   let connections = 0
-  const nvd = net.createServer((s) => { connections++; s.destroy() })
+  const nvd = net.createServer((s) => {
+    connections++
+    s.once('data', () => s.destroy())
+  })
   const nvdHost = randomLoopback()
   await new Promise<void>((resolve) => nvd.listen(0, nvdHost, resolve))
   t.teardown(() => new Promise((resolve) => nvd.close(resolve)))
