@@ -11,7 +11,7 @@ import { loadConfig } from '../lib/config'
 import { parseCpe, unescapeCpeValue } from '../lib/cpe/name'
 import type { DistroPackage } from '../lib/distro/package'
 import { matchService, type MatchDeps } from '../lib/match/service'
-import { dataSources, type DataSources } from '../lib/sources/status'
+import { dataSources, type DataSources } from '../lib/data-sources'
 import type { ServiceInfo } from '../lib/scanner/types'
 
 export const USAGE = 'usage: npm run nvd:match -- <cpe 2.3 name> [--distro debian:<codename>:<source package>:<package version>] [--json]\n' +

@@ -1,6 +1,6 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
-import type { DataSources } from '../sources/status'
+import type { DataSources } from '../sources/source-store'
 import type { ScanStatus } from '../vocabulary'
 
 export type { ScanStatus }

@@ -13,7 +13,7 @@ import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { matchService, productsOf } from '../match/service'
 import type { SourceStore } from '../sources/source-store'
-import { dataSources } from '../sources/status'
+import { dataSources } from '../data-sources'
 import type { PortResult } from '../scanner/types'
 
 export interface ScanJobData {

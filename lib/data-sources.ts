@@ -1,26 +1,14 @@
 // What data a scan is matched against, for /health and every scan summary: a finding is only as
 // current as the data behind it, and a user needs to see how old each source is.
 
-import type { LocalCveIndex } from '../nvd/cve-index'
-import { META_AUTHORITATIVE } from '../nvd/sync'
-import { cve5Stats } from '../cve5/source'
-import { readImportMeta } from '../distro/entries'
-import { exploitDates } from '../exploit/context'
-import type { SourceStore } from './source-store'
+import type { LocalCveIndex } from './nvd/cve-index'
+import { META_AUTHORITATIVE } from './nvd/sync'
+import { cve5Stats } from './cve5/source'
+import { readImportMeta } from './distro/entries'
+import { exploitDates } from './exploit/context'
+import type { DataSources, DistroStatus, SourceStore } from './sources/source-store'
 
-export interface DistroStatus {
-  importedAt: string
-  packages: number
-  cves: number
-}
-
-export interface DataSources {
-  nvd: { cves: number, products: number, lastSync: string | null, authoritativeAsOf: string | null }
-  cve5: { records: number, newestUpdated: string | null, importedAt: string | null }
-  distributions: { debian: DistroStatus | null, ubuntu: DistroStatus | null }
-  kev: { catalogVersion: string | null, dateReleased: string | null, count: number } | null
-  epss: { modelVersion: string | null, scoreDate: string | null, count: number } | null
-}
+export type { DataSources }
 
 async function distro (sources: SourceStore, family: 'debian' | 'ubuntu'): Promise<DistroStatus | null> {
   const m = await readImportMeta(sources, family)
