@@ -5,15 +5,9 @@
 // File format, one JSON document per line (gzip when the path ends in .gz):
 //   {"format":"vulnscan-sources","version":1,"meta":{...}}
 //   ["<table>","<key>","<value>"]   one per entry
-// Written to a temporary file beside it and renamed over it, so a crash mid-save keeps the old file.
+// Written whole and renamed over the old one (lib/line-file.ts), so a crash mid-save keeps the old file.
 
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs'
-import { once } from 'node:events'
-import path from 'node:path'
-import readline from 'node:readline'
-import { randomBytes } from 'node:crypto'
-import { PassThrough } from 'node:stream'
-import { createGunzip, createGzip } from 'node:zlib'
+import { fileStamp, readLines, writeLinesAtomic } from '../line-file'
 import { checkTable, type Entry, type SourceStore } from './source-store'
 
 const FORMAT = 'vulnscan-sources'
@@ -34,32 +28,9 @@ interface Header {
 
 type Tables = Map<string, Map<string, string>>
 
-async function fileStamp (file: string): Promise<string | null> {
-  try {
-    const st = await fsp.stat(file)
-    return `${st.mtimeMs}:${st.size}:${st.ino}`
-  } catch {
-    return null
-  }
-}
-
 async function readFile (file: string): Promise<{ tables: Tables, meta: Map<string, string> } | null> {
-  let fh
-  try {
-    fh = await fsp.open(file, 'r')
-  } catch {
-    return null
-  }
-  const head = Buffer.alloc(2)
-  try {
-    await fh.read(head, 0, 2, 0)
-  } finally {
-    await fh.close()
-  }
-  const raw = createReadStream(file, { highWaterMark: 1 << 20 })
-  const input = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(createGunzip()) : raw
-  raw.on('error', (err) => input.destroy(err))
-  const rl = readline.createInterface({ input, crlfDelay: Infinity })
+  const rl = await readLines(file)
+  if (rl === null) return null
   const tables: Tables = new Map()
   const meta = new Map<string, string>()
   let header: Header | null = null
@@ -218,31 +189,16 @@ export class MemorySourceStore implements SourceStore {
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
     const header: Header = { format: FORMAT, version: FORMAT_VERSION, meta: Object.fromEntries(this.meta) }
     const snapshot = [...this.tables].map(([name, t]) => [name, [...t]] as const)
-    await fsp.mkdir(path.dirname(path.resolve(file)), { recursive: true })
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
     try {
-      const out = createWriteStream(tmp)
-      const gz: NodeJS.WritableStream = file.endsWith('.gz') ? createGzip({ level: 1 }) : new PassThrough()
-      ;(gz as unknown as NodeJS.ReadableStream).pipe(out)
-      let pending = JSON.stringify(header) + '\n'
-      for (const [name, entries] of snapshot) {
-        const t = JSON.stringify(name)
-        for (const [k, v] of entries) {
-          pending += `[${t},${JSON.stringify(k)},${JSON.stringify(v)}]\n`
-          if (pending.length >= 1 << 20) {
-            const chunk = pending
-            pending = ''
-            if (!gz.write(chunk)) await once(gz, 'drain')
-          }
+      this.stamp = await writeLinesAtomic(file, async (write) => {
+        await write(JSON.stringify(header))
+        for (const [name, entries] of snapshot) {
+          const t = JSON.stringify(name)
+          for (const [k, v] of entries) await write(`[${t},${JSON.stringify(k)},${JSON.stringify(v)}]`)
         }
-      }
-      gz.end(pending)
-      await once(out, 'close')
-      await fsp.rename(tmp, file)
-      this.stamp = await fileStamp(file)
+      })
     } catch (err) {
       this.dirty = true
-      await fsp.rm(tmp, { force: true })
       throw err
     }
   }
