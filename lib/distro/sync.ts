@@ -167,12 +167,11 @@ function defaultDir (): string {
   return path.join(os.tmpdir(), 'vulnscan-distro')
 }
 
-/** Download the Debian tracker JSON when it changed since the last import, then import it. */
-export async function syncDebianTracker (store: SourceStore, opts: SyncOptions & Pick<DebianImportOptions, 'releases'> = {}): Promise<SyncResult> {
-  const url = opts.url ?? DEBIAN_TRACKER_URL
-  const last = await readImportMeta(store, 'debian')
+/** Download a family's data into the work directory unless it is unchanged since that family's last import. */
+async function downloadChanged (store: SourceStore, family: 'debian' | 'ubuntu', url: string, name: string, opts: SyncOptions): Promise<{ dest: string, download: DownloadResult }> {
+  const last = await readImportMeta(store, family)
   const same = last?.from === url
-  const dest = path.join(opts.dir ?? defaultDir(), 'debian-tracker.json')
+  const dest = path.join(opts.dir ?? defaultDir(), name)
   const download = await downloadResumable({
     url,
     dest,
@@ -183,6 +182,13 @@ export async function syncDebianTracker (store: SourceStore, opts: SyncOptions &
     fetch: opts.fetch,
     signal: opts.signal
   })
+  return { dest, download }
+}
+
+/** Download the Debian tracker JSON when it changed since the last import, then import it. */
+export async function syncDebianTracker (store: SourceStore, opts: SyncOptions & Pick<DebianImportOptions, 'releases'> = {}): Promise<SyncResult> {
+  const url = opts.url ?? DEBIAN_TRACKER_URL
+  const { dest, download } = await downloadChanged(store, 'debian', url, 'debian-tracker.json', opts)
   if (download.status === 'not-modified') return { download }
   const imported = await importDebianTracker(dest, store, {
     releases: opts.releases, from: url, etag: download.etag, lastModified: download.lastModified
@@ -193,19 +199,7 @@ export async function syncDebianTracker (store: SourceStore, opts: SyncOptions &
 
 /** Download one file of Ubuntu OSV records (a JSON array or one record) when it changed, then import it. */
 export async function syncUbuntuOsv (store: SourceStore, opts: SyncOptions & Pick<UbuntuImportOptions, 'releases' | 'includePro'> & { url: string }): Promise<SyncResult> {
-  const last = await readImportMeta(store, 'ubuntu')
-  const same = last?.from === opts.url
-  const dest = path.join(opts.dir ?? defaultDir(), 'ubuntu-osv.json')
-  const download = await downloadResumable({
-    url: opts.url,
-    dest,
-    etag: same ? last?.etag : undefined,
-    lastModified: same ? last?.lastModified : undefined,
-    attempts: opts.attempts,
-    retryDelayMs: opts.retryDelayMs,
-    fetch: opts.fetch,
-    signal: opts.signal
-  })
+  const { dest, download } = await downloadChanged(store, 'ubuntu', opts.url, 'ubuntu-osv.json', opts)
   if (download.status === 'not-modified') return { download }
   const imported = await importUbuntuOsv(dest, store, {
     releases: opts.releases, includePro: opts.includePro, from: opts.url, etag: download.etag, lastModified: download.lastModified
