@@ -220,31 +220,50 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
   const out: ServiceMatch = { verdicts: [], disagreements: [], distroPackage: pkg }
   if (service.cpe.length === 0) return out
   const byCve = new Map<string, Verdict>()
+  const sources = deps.sources
 
-  for (const cpe of service.cpe) {
+  // Every lookup that does not depend on another is issued at once: on Redis each is a round trip, and
+  // one after another they made up most of a port's matching time.
+  const nvdCpes = service.cpe.filter((cpe) => {
     const key = productKeyOfCpe(cpe)
-    if (key !== null && opts.unavailable?.has(key) === true) continue
-    for (const m of await deps.nvd.match(cpe)) {
+    return !(key !== null && opts.unavailable?.has(key) === true)
+  })
+  const cve5Refs = sources !== null && service.version !== undefined
+    ? service.cpe.flatMap((cpe) => productsOf({ cpe: [cpe] }).map((ref) => ({ cpe, ref })))
+    : []
+  const distroKey = sources !== null && pkg !== null && pkg.release !== null && pkg.source !== null
+    ? { family: pkg.family, release: pkg.release, source: pkg.source }
+    : null
+  const [nvdMatches, cve5Matches, entries] = await Promise.all([
+    Promise.all(nvdCpes.map(async (cpe) => await deps.nvd.match(cpe))),
+    Promise.all(cve5Refs.map(async ({ ref }) => await matchCve5(sources as SourceStore, { ...ref, version: service.version }, { all: true }))),
+    distroKey !== null ? readDistroEntries(sources as SourceStore, distroKey) : Promise.resolve(null)
+  ])
+
+  nvdCpes.forEach((cpe, i) => {
+    for (const m of nvdMatches[i]) {
       if (m.cve.rejected || byCve.has(m.cve.id)) continue
       byCve.set(m.cve.id, fromNvd(service, cpe, m, pkg))
     }
-  }
+  })
 
-  const sources = deps.sources
-  if (sources !== null && service.version !== undefined) {
-    // The CVE record's own affected data decides where the NVD has no configuration for the CVE.
-    const hits: Array<{ cpe: string, hit: Cve5Hit }> = []
-    const seen = new Set<string>()
-    for (const cpe of service.cpe) {
-      const ref = productsOf({ cpe: [cpe] })[0]
-      if (ref === undefined) continue
-      for (const hit of await matchCve5(sources, { ...ref, version: service.version }, { all: true })) {
-        if (seen.has(hit.id)) continue
-        seen.add(hit.id)
-        hits.push({ cpe, hit })
-      }
+  // The CVE record's own affected data decides where the NVD has no configuration for the CVE.
+  const hits: Array<{ cpe: string, hit: Cve5Hit }> = []
+  const seen = new Set<string>()
+  cve5Refs.forEach(({ cpe }, i) => {
+    for (const hit of cve5Matches[i]) {
+      if (seen.has(hit.id)) continue
+      seen.add(hit.id)
+      hits.push({ cpe, hit })
     }
-    const records = await deps.nvd.getMany(hits.map((h) => h.hit.id))
+  })
+  if (sources !== null && hits.length + byCve.size > 0) {
+    // KEV and EPSS are read for every candidate beside the NVD records of the CNA's hits; a few
+    // candidates that end up without a verdict cost nothing but their keys.
+    const [records, context] = await Promise.all([
+      hits.length > 0 ? deps.nvd.getMany(hits.map((h) => h.hit.id)) : Promise.resolve([]),
+      getExploitContext(sources, [...byCve.keys(), ...hits.map((h) => h.hit.id)])
+    ])
     hits.forEach(({ cpe, hit }, i) => {
       const nvd = records[i]
       if (nvd?.rejected === true) return
@@ -261,20 +280,12 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
       }
       if (hit.status === 'affected' && !byCve.has(hit.id)) byCve.set(hit.id, fromCve5(service, cpe, hit, nvd))
     })
+    let verdicts = [...byCve.values()]
+    if (pkg !== null) verdicts = verdicts.map((v) => applyBackport(v, pkg, entries?.get(v.cveId) ?? null))
+    out.verdicts = verdicts.map((v) => ({ ...v, kev: kevOf(context.get(v.cveId), v.kev), epss: epssOf(context.get(v.cveId)) }))
+  } else {
+    out.verdicts = pkg !== null ? [...byCve.values()].map((v) => applyBackport(v, pkg, null)) : [...byCve.values()]
   }
-
-  let verdicts = [...byCve.values()]
-  if (pkg !== null) {
-    const entries = sources !== null && pkg.release !== null && pkg.source !== null
-      ? await readDistroEntries(sources, { family: pkg.family, release: pkg.release, source: pkg.source })
-      : null
-    verdicts = verdicts.map((v) => applyBackport(v, pkg, entries?.get(v.cveId) ?? null))
-  }
-
-  if (sources !== null && verdicts.length > 0) {
-    const context = await getExploitContext(sources, verdicts.map((v) => v.cveId))
-    verdicts = verdicts.map((v) => ({ ...v, kev: kevOf(context.get(v.cveId), v.kev), epss: epssOf(context.get(v.cveId)) }))
-  }
-  out.verdicts = verdicts.sort((a, b) => a.cveId < b.cveId ? -1 : a.cveId > b.cveId ? 1 : 0)
+  out.verdicts.sort((a, b) => a.cveId < b.cveId ? -1 : a.cveId > b.cveId ? 1 : 0)
   return out
 }
