@@ -14,6 +14,7 @@
 //
 //   npx tsx bench/sources.ts                                    both backends, 300,000 records each
 //   npx tsx bench/sources.ts --backend memory --cves 20000 --tracker-packages 3000 --matches 1000
+//   npx tsx bench/sources.ts --no-cache                         matching on the bare stores, without the worker's read cache
 //
 // Options: --backend memory|redis|both, --cves N (NVD records, CVE JSON 5 summaries and EPSS rows),
 // --tracker-packages N, --matches N (per service), --heap-mb N (V8 heap cap of the import processes).
@@ -36,6 +37,7 @@ import { parseCve5Record, type Cve5Summary } from '../lib/cve5/record'
 import { finishImport, writeSummaries } from '../lib/cve5/source'
 import { importKev } from '../lib/exploit/kev'
 import { importEpss } from '../lib/exploit/epss'
+import { withReadCache } from '../lib/sources/read-cache'
 import { matchService, type ServiceMatch } from '../lib/match/service'
 import { cpesFor } from '../lib/cpe/aliases'
 import { parse as parseSsh } from '../lib/scanner/probes/ssh'
@@ -452,8 +454,9 @@ function describe (m: ServiceMatch): string {
   return `${m.verdicts.length} verdicts (${[...by].map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}; ${kev} KEV, ${epss} EPSS)`
 }
 
-async function benchMatches (backends: Backends, matches: number): Promise<{ all: Timing, per: Array<{ name: string, t: Timing, what: string }>, note: string }> {
-  const deps = { nvd: backends.indexes.cve, sources: backends.indexes.sources }
+async function benchMatches (backends: Backends, matches: number, cached: boolean): Promise<{ all: Timing, per: Array<{ name: string, t: Timing, what: string }>, note: string }> {
+  // The worker reads the sources through a read cache kept until an import (lib/worker/runner.ts): measure that, or the bare store.
+  const deps = { nvd: backends.indexes.cve, sources: cached ? withReadCache(backends.indexes.sources) : backends.indexes.sources }
   const list = services()
   const what = new Map<string, string>()
   for (const { name, service } of list) what.set(name, describe(await matchService(service, deps)))
@@ -489,7 +492,7 @@ interface Figures {
   match: Awaited<ReturnType<typeof benchMatches>>
 }
 
-async function benchBackend (backend: BackendName, files: { tracker: string, feed: string, kev: string, epss: string }, dir: string, opts: { cves: number, matches: number, heapMb?: number }): Promise<Figures> {
+async function benchBackend (backend: BackendName, files: { tracker: string, feed: string, kev: string, epss: string }, dir: string, opts: { cves: number, matches: number, heapMb?: number, cached: boolean }): Promise<Figures> {
   const prefix = `vulnscan-bench.${randomBytes(4).toString('hex')}`
   const sub = fs.mkdtempSync(path.join(dir, `${backend}-`))
   const spec = { backend, dir: sub, prefix }
@@ -536,8 +539,8 @@ async function benchBackend (backend: BackendName, files: { tracker: string, fee
     const epssMs = performance.now() - t
     console.log(`[${backend}] KEV ${secs(kevMs)}, EPSS ${secs(epssMs)} (${epss.status === 'imported' ? fmt(epss.meta.count) : '?'} rows)`)
 
-    console.log(`[${backend}] matching, every source loaded …`)
-    const match = await benchMatches(backends, opts.matches)
+    console.log(`[${backend}] matching, every source loaded${opts.cached ? ', read cache as the worker has it' : ', no read cache'} …`)
+    const match = await benchMatches(backends, opts.matches, opts.cached)
     for (const p of match.per) {
       console.log(`  ${p.name.padEnd(42)} p50 ${p.t.p50.toFixed(3)} ms, p99 ${p.t.p99.toFixed(3)} ms, max ${p.t.max.toFixed(2)} ms: ${p.what}`)
     }
@@ -584,7 +587,8 @@ async function main (): Promise<void> {
       cves: { type: 'string', default: '300000' },
       'tracker-packages': { type: 'string', default: '30000' },
       matches: { type: 'string', default: '1000' },
-      'heap-mb': { type: 'string' }
+      'heap-mb': { type: 'string' },
+      'no-cache': { type: 'boolean', default: false }
     }
   })
   if (values.child !== undefined) {
@@ -628,7 +632,7 @@ async function main (): Promise<void> {
     await writeEpss(files.epss, cves, templates.length, [...new Set(realIds)])
 
     const results = new Map<BackendName, Figures>()
-    for (const b of backends) results.set(b, await benchBackend(b, files, dir, { cves, matches, heapMb }))
+    for (const b of backends) results.set(b, await benchBackend(b, files, dir, { cves, matches, heapMb, cached: values['no-cache'] !== true }))
     table(results, trackerStats, cves + templates.length)
     console.log(`\nload average at the end: ${os.loadavg()[0].toFixed(1)} (2 shared cores: wall times vary ±20%)`)
   } finally {

@@ -13,6 +13,7 @@ import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { matchService, productsOf } from '../match/service'
 import type { SourceStore } from '../sources/source-store'
+import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
 import type { PortResult } from '../scanner/types'
 
@@ -74,7 +75,8 @@ export interface ScanRunner {
 
 export function createScanRunner (deps: RunnerDeps): ScanRunner {
   const { store, results, queue, nvd, config, log } = deps
-  const matchDeps = { nvd: nvd.index, sources: deps.sources ?? null }
+  // Ports running the same product read the same source entries: kept until an import moves the store's revision.
+  const matchDeps = { nvd: nvd.index, sources: deps.sources === undefined || deps.sources === null ? null : withReadCache(deps.sources) }
 
   /** One port's findings, from every source; aliases the NVD could not supply are skipped, not fatal. */
   async function portFindings (address: string, port: PortResult, unavailable?: ReadonlySet<string>): Promise<NewFinding[]> {
