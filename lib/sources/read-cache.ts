@@ -15,7 +15,12 @@ export interface ReadCacheOptions {
 
 const SEP = '\u0000'
 
-export function withReadCache (inner: SourceStore, opts: ReadCacheOptions = {}): SourceStore {
+export interface ReadCachedStore extends SourceStore {
+  /** Look at the revision on the next read whatever the interval (a worker does at the start of each batch). */
+  recheck(): void
+}
+
+export function withReadCache (inner: SourceStore, opts: ReadCacheOptions = {}): ReadCachedStore {
   const maxEntries = opts.maxEntries ?? 100_000
   const checkEveryMs = opts.checkEveryMs ?? 1000
   const cache = new Map<string, string | null>()
@@ -53,6 +58,9 @@ export function withReadCache (inner: SourceStore, opts: ReadCacheOptions = {}):
   }
 
   return {
+    recheck () {
+      checkedAt = 0
+    },
     async get (table, key) {
       await fresh()
       const k = table + SEP + key

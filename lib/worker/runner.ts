@@ -201,7 +201,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     if (scan === null || isTerminal(scan.status)) return
     const template = getTemplate(scan.template, scan.ports)
     // An nvd:import run by another process since the last batch is matched against from now on.
-    if (template.nvd) await nvd.index.refresh().catch((err) => log.warn({ err: { message: (err as Error).message } }, 'reloading the NVD index failed'))
+    if (template.nvd) {
+      await nvd.index.refresh().catch((err) => log.warn({ err: { message: (err as Error).message } }, 'reloading the NVD index failed'))
+      matchDeps.sources?.recheck()
+    }
     const ac = new AbortController()
     const timeout = setTimeout(() => ac.abort(new PermanentScanError(`time limit of ${config.SCAN_TIMEOUT} s exceeded`)), config.SCAN_TIMEOUT * 1000)
     const onJobAbort = (): void => ac.abort(jobSignal.reason)

@@ -7,15 +7,12 @@ import type { SourceStore } from '../../../lib/sources/source-store'
 
 function counting (inner: SourceStore): { store: SourceStore, reads: () => number } {
   let n = 0
-  const store: SourceStore = {
-    ...inner,
-    get: async (t, k) => { n++; return await inner.get(t, k) },
-    getMany: async (t, ks) => { n++; return await inner.getMany(t, ks) },
-    getMeta: async (k) => { n++; return await inner.getMeta(k) },
-    revision: async () => await inner.revision(),
-    put: async (t, e) => await inner.put(t, e),
-    setMeta: async (k, v) => await inner.setMeta(k, v)
-  }
+  // Every other method of the store as it is, on its own object.
+  const store: SourceStore = Object.assign(Object.create(inner) as SourceStore, {
+    get: async (t: string, k: string) => { n++; return await inner.get(t, k) },
+    getMany: async (t: string, ks: readonly string[]) => { n++; return await inner.getMany(t, ks) },
+    getMeta: async (k: string) => { n++; return await inner.getMeta(k) }
+  })
   return { store, reads: () => n }
 }
 
@@ -48,10 +45,22 @@ test('the revision is read at most once per checkEveryMs, and the cache stays bo
   const backing = await createMemorySourceStore()
   await backing.put('epss', Array.from({ length: 50 }, (_, i) => [`CVE-${i}`, String(i)] as const))
   let revisions = 0
-  const cached = withReadCache({ ...backing, revision: async () => { revisions++; return await backing.revision() }, get: backing.get.bind(backing), getMany: backing.getMany.bind(backing), getMeta: backing.getMeta.bind(backing) }, { checkEveryMs: 60_000, maxEntries: 10 })
+  const inner = Object.assign(Object.create(backing) as SourceStore, { revision: async () => { revisions++; return await backing.revision() } })
+  const cached = withReadCache(inner, { checkEveryMs: 60_000, maxEntries: 10 })
   for (let i = 0; i < 50; i++) t.equal(await cached.get('epss', `CVE-${i}`), String(i))
   t.equal(revisions, 1, 'one revision read for fifty reads within the interval')
   await backing.put('epss', [['CVE-0', 'changed'], ['CVE-49', 'changed']])
   t.equal(await cached.get('epss', 'CVE-49'), '49', 'within the interval a cached entry stays as read')
   t.equal(await cached.get('epss', 'CVE-0'), 'changed', 'an entry the bound evicted is read again')
+})
+
+test('recheck makes the next read look at the revision', async (t) => {
+  const backing = await createMemorySourceStore()
+  await backing.put('kev', [['CVE-1', 'a']])
+  const cached = withReadCache(backing, { checkEveryMs: 60_000 })
+  t.equal(await cached.get('kev', 'CVE-1'), 'a')
+  await backing.put('kev', [['CVE-1', 'b']])
+  t.equal(await cached.get('kev', 'CVE-1'), 'a', 'within the interval: as read')
+  cached.recheck()
+  t.equal(await cached.get('kev', 'CVE-1'), 'b', 'after recheck: the import is seen')
 })
