@@ -4,7 +4,7 @@
 import { expandTargets, parseScope, type ExpandedHost } from '../scanner/targets'
 import { scanHosts } from '../scanner/engine'
 import { getTemplate } from '../scanner/templates'
-import type { HostResult, Template } from '../scanner/types'
+import type { HostResult, PortResult, Template } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
@@ -15,7 +15,6 @@ import { matchService, productsOf } from '../match/service'
 import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
-import type { PortResult } from '../scanner/types'
 
 export interface ScanJobData {
   scanId: string
@@ -268,7 +267,9 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const all = await store.finishBatch(scanId, batch, summary)
     const scan = await store.getScan(scanId)
     if (scan === null || scan.batches === undefined || all.length < scan.batches) return
-    const total: ScanSummary = { ...addSummaries(all, scan.summary?.excluded ?? []), dataSources: await dataSources(nvd.index, deps.sources ?? null) }
+    // What the scan was matched against; a store that cannot say leaves it out rather than failing the scan.
+    const against = await dataSources(nvd.index, deps.sources ?? null).catch(() => undefined)
+    const total: ScanSummary = { ...addSummaries(all, scan.summary?.excluded ?? []), ...(against !== undefined ? { dataSources: against } : {}) }
     const errors = all.filter((b) => b.error !== undefined).map((b) => b.error)
     const r = await store.updateScan(scanId, errors.length > 0
       ? { status: 'failed', reason: errors.join('; '), summary: total, finishedAt: new Date().toISOString() }
