@@ -3,6 +3,7 @@
 import type { Redis } from 'ioredis'
 import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
+import { keySegment } from './key-segment'
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -55,6 +56,11 @@ export class RedisStore implements Store {
     return [this.prefix, ...parts].join(':')
   }
 
+  /** A scan's key, or one of its parts: the id goes through keySegment so that no id reaches another scan's keys. */
+  private scanKey (id: string, part?: 'state' | 'progress' | 'batches'): string {
+    return part === undefined ? this.key('scan', keySegment(id)) : this.key('scan', keySegment(id), part)
+  }
+
   async ping (): Promise<void> {
     await this.redis.ping()
   }
@@ -64,11 +70,11 @@ export class RedisStore implements Store {
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
     const { status, startedAt, finishedAt, reason, summary, progress, batches, ...request } = scan
-    const ok = await this.redis.set(this.key('scan', scan.id), JSON.stringify(request), 'NX')
+    const ok = await this.redis.set(this.scanKey(scan.id), JSON.stringify(request), 'NX')
     if (ok === 'OK') {
       const score = Date.parse(scan.createdAt)
       await this.redis.multi()
-        .hset(this.key('scan', scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
+        .hset(this.scanKey(scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
         .zadd(this.key('scans'), score, scan.id)
         .zadd(this.key('scans', 'status', scan.status), score, scan.id)
         .exec()
@@ -92,7 +98,7 @@ export class RedisStore implements Store {
     if (ids.length === 0) return []
     const m = this.redis.multi()
     for (const id of ids) {
-      m.get(this.key('scan', id)).hgetall(this.key('scan', id, 'state')).hgetall(this.key('scan', id, 'progress'))
+      m.get(this.scanKey(id)).hgetall(this.scanKey(id, 'state')).hgetall(this.scanKey(id, 'progress'))
     }
     const res = (await m.exec() ?? []).map(([err, v]) => { if (err) throw err; return v })
     const out: ScanRecord[] = []
@@ -135,24 +141,24 @@ export class RedisStore implements Store {
   }
 
   async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
-    const raw = await this.redis.get(this.key('scan', id))
+    const raw = await this.redis.get(this.scanKey(id))
     if (raw === null) return null
     const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
-    const r = await this.redis.vulnscanUpdateScan(this.key('scan', id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
     return { applied: r === 1, scan }
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
-    await this.redis.vulnscanBatchProgress(this.key('scan', id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), batch, progress.hostsDone, progress.portsDone)
   }
 
   async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
     const [, [, all]] = await this.redis.multi()
-      .hsetnx(this.key('scan', id, 'batches'), String(batch), JSON.stringify(summary))
-      .hvals(this.key('scan', id, 'batches'))
+      .hsetnx(this.scanKey(id, 'batches'), String(batch), JSON.stringify(summary))
+      .hvals(this.scanKey(id, 'batches'))
       .exec() as [[null, number], [null, string[]]]
     return all.map((v) => JSON.parse(v) as BatchSummary)
   }
