@@ -34,6 +34,40 @@ export function formatValidationError (errors: FastifySchemaValidationError[], d
 }
 
 const compilers = AjvCompiler()
+
+type Validate = ReturnType<ReturnType<typeof compilers>>
+
+/** The first coerced number that is not finite, as the path Ajv would name it. */
+function nonFinite (data: unknown, path = ''): string | null {
+  if (typeof data === 'number') return Number.isFinite(data) ? null : path
+  if (data !== null && typeof data === 'object') {
+    for (const [k, v] of Object.entries(data)) {
+      const found = nonFinite(v, `${path}/${k}`)
+      if (found !== null) return found
+    }
+  }
+  return null
+}
+
+/**
+ * Ajv coerces `Infinity` and `1e400` in a query string to Infinity, which then passes `minimum`/`maximum`
+ * (its comparisons are skipped on coerced values). Whatever a route declares, a text part that holds a
+ * non-finite number after coercion is refused as Ajv would refuse a wrong type.
+ */
+function finiteOnly (validate: Validate): Validate {
+  const wrapped = function (this: unknown, data: unknown) {
+    const ok = (validate as (this: unknown, d: unknown) => unknown).call(this, data)
+    if (ok !== true) {
+      wrapped.errors = (validate as { errors?: unknown }).errors
+      return ok
+    }
+    const at = nonFinite(data)
+    if (at === null) return ok
+    wrapped.errors = [{ keyword: 'finite', instancePath: at, schemaPath: '#', params: {}, message: 'must be a finite number' }]
+    return false
+  } as ((data: unknown) => unknown) & { errors?: unknown }
+  return wrapped as unknown as Validate
+}
 const strictness = { removeAdditional: false, allErrors: false }
 
 /** Server options shared by server.ts, the tests and the OpenAPI generator. */
@@ -50,7 +84,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
           const plugins = ajvOptions && 'plugins' in ajvOptions ? ajvOptions.plugins : undefined
           const forBody = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: false } })
           const forText = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: 'array' } })
-          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : forText(route)
+          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : finiteOnly(forText(route))
         }
       }
     },

@@ -150,6 +150,58 @@ export function validateTarget (target: Target, opts: { maxHosts: number }): str
   return null
 }
 
+/** Disjoint, sorted address intervals of one family; adding a span returns the part not covered before. */
+class Coverage {
+  private readonly spans: { start: bigint, end: bigint }[] = []
+
+  /** Cover [start, end] and return the sub-intervals that were not covered yet, in address order. */
+  add (start: bigint, end: bigint): { start: bigint, end: bigint }[] {
+    const fresh: { start: bigint, end: bigint }[] = []
+    let cursor = start
+    for (const s of this.spans) {
+      if (s.end < cursor) continue
+      if (s.start > end) break
+      if (s.start > cursor) fresh.push({ start: cursor, end: s.start - 1n })
+      cursor = s.end + 1n
+      if (cursor > end) break
+    }
+    if (cursor <= end) fresh.push({ start: cursor, end })
+    this.spans.push({ start, end })
+    this.spans.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0))
+    const merged: { start: bigint, end: bigint }[] = []
+    for (const s of this.spans) {
+      const last = merged[merged.length - 1]
+      if (last !== undefined && s.start <= last.end + 1n) { if (s.end > last.end) last.end = s.end } else merged.push({ ...s })
+    }
+    this.spans.splice(0, this.spans.length, ...merged)
+    return fresh
+  }
+}
+
+/**
+ * How many hosts the targets name, overlaps and duplicates counted once, without expanding anything: the union
+ * of the literal spans per address family, plus one per distinct host name (it resolves to at least one
+ * address; the worker checks the cap again once it has). Invalid targets count nothing (validateTarget says why).
+ */
+export function countHosts (targets: Target[]): bigint {
+  const coverage = { 4: new Coverage(), 6: new Coverage() }
+  const names = new Set<string>()
+  let total = 0n
+  for (const t of targets) {
+    if (t.type === 'dns_name') {
+      names.add(t.value.toLowerCase().replace(/\.$/, ''))
+      continue
+    }
+    const span = spanOf(t)
+    if (typeof span === 'string') continue
+    for (const f of coverage[span.family].add(span.start, span.end)) total += f.end - f.start + 1n
+  }
+  return total + BigInt(names.size)
+}
+
+// Addresses expanded between two turns of the event loop, so that a big scan never holds up the process.
+const EXPAND_CHUNK = 256
+
 function splitList (list: string | string[]): string[] {
   const items = Array.isArray(list) ? list : [list]
   return items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
@@ -281,6 +333,8 @@ export async function expandTargets (
     if (hostname !== undefined && !h.hostnames.includes(hostname)) h.hostnames.push(hostname)
   }
 
+  const coverage = { 4: new Coverage(), 6: new Coverage() }
+  let sinceYield = 0
   for (const t of targets) {
     const problem = validateTarget(t, { maxHosts: opts.maxHosts })
     if (problem !== null) throw new Error(`${t?.value}: ${problem}`)
@@ -303,8 +357,17 @@ export async function expandTargets (
       add(canonical(parseAddress(t.value) as Addr))
       continue
     }
+    // Only the part no earlier target covered: overlapping and repeated blocks cost nothing twice.
     const span = spanOf(t) as Span
-    for (let n = span.start; n <= span.end; n++) add(fromBigInt(n, span.family))
+    for (const part of coverage[span.family].add(span.start, span.end)) {
+      for (let n = part.start; n <= part.end; n++) {
+        add(fromBigInt(n, span.family))
+        if (++sinceYield >= EXPAND_CHUNK) {
+          sinceYield = 0
+          await new Promise<void>((resolve) => setImmediate(resolve))
+        }
+      }
+    }
   }
   return { hosts: [...hosts.values()], excluded: [...excluded.values()] }
 }
