@@ -1,7 +1,7 @@
 // Property-based fuzz of every operation in openapi.yaml, on every backend: generated valid requests and valid
 // requests with one thing broken. Whatever arrives, the answer comes within a bound, is never a 5xx, carries a
 // status the document lists for the operation, and conforms to the schema the document gives for it.
-import { test } from 'tap'
+import { test, type Test } from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { backends, build, SERVICE_KEY, type Backend } from '../helper'
@@ -130,7 +130,12 @@ function violations (op: Operation, r: FuzzRequest, res: LightMyRequestResponse)
       if (res.body !== '{"error":"Invalid API key"}') out.push({ kind: '401 body', detail: `401 is not exactly {"error":"Invalid API key"}: ${res.body.slice(0, 200)}` })
     } else if (status >= 400) {
       const e = body as { error?: unknown, code?: unknown }
-      if (typeof e.error !== 'string' || typeof e.code !== 'string') out.push({ kind: `${status} error shape`, detail: `error body without error and code: ${res.body.slice(0, 200)}` })
+      if (typeof e.error !== 'string' || typeof e.code !== 'string') {
+        out.push({ kind: `${status} error shape`, detail: `error body without error and code: ${res.body.slice(0, 200)}` })
+      } else if (!/^VULNSCAN_[A-Z0-9_]+$/.test(e.code)) {
+        // The document promises VULNSCAN_<AREA>_<WHAT>; anything else is a framework error that escaped the mapping.
+        out.push({ kind: `code ${e.code}`, detail: `${status} with code ${e.code}, not VULNSCAN_<AREA>_<WHAT>: ${res.body.slice(0, 200)}` })
+      }
     }
   }
   if (r.mutation === 'none') {
@@ -145,9 +150,14 @@ function violations (op: Operation, r: FuzzRequest, res: LightMyRequestResponse)
  * detail. Each is reported as a todo with its defect named, so the suite stays green and the todo turns into a
  * pass-or-fail as soon as the class is gone (delete the entry then).
  */
-const KNOWN: Array<{ todo: string, match: (v: Violation, op: Operation) => boolean }> = []
+const KNOWN: Array<{ todo: string, match: (v: Violation, op: Operation) => boolean }> = [
+  {
+    todo: 'issue 12 defect 9: Fastify errors raised before routing (FST_ERR_MAX_PARAM_LENGTH as 414 echoing the path, FST_ERR_BAD_URL) escape the error mapping',
+    match: (v) => /FST_ERR_(MAX_PARAM_LENGTH|BAD_URL)/.test(v.detail)
+  }
+]
 
-async function fuzz (t: Tap, world: World, op: Operation, backend: Backend): Promise<void> {
+async function fuzz (t: Test, world: World, op: Operation, backend: Backend): Promise<void> {
   const statuses: Record<string, number> = {}
   const found = new Map<string, { count: number, example: string }>()
   let validSuccesses = 0
@@ -173,7 +183,7 @@ async function fuzz (t: Tap, world: World, op: Operation, backend: Backend): Pro
         found.set(v.kind, { count: (prev?.count ?? 0) + 1, example: prev?.example ?? `${label}: ${v.detail}` })
       }
     }), { seed, numRuns: RUNS })
-    if (result.failed) t.fail(`${op.id} ${kind}: the generator threw: ${String(result.errorInstance ?? result.error)} (fast-check seed ${seed})`)
+    if (result.failed) t.fail(`${op.id} ${kind}: the generator threw: ${String(result.errorInstance)} (fast-check seed ${seed})`)
   }
   for (const [kind, { count, example }] of found) {
     const known = KNOWN.find((k) => k.match({ kind, detail: example }, op))
@@ -184,8 +194,6 @@ async function fuzz (t: Tap, world: World, op: Operation, backend: Backend): Pro
   t.ok(validSuccesses > 0, `${op.id}: some valid requests succeed (the generator reaches the handler)`)
   t.comment(`${op.id}: statuses ${JSON.stringify(statuses)}`)
 }
-
-type Tap = Parameters<Parameters<typeof test>[1] & {}>[0]
 
 test('every operation in openapi.yaml answers every generated request as the document says', async (t) => {
   t.comment(`fast-check seed ${SEED} (FUZZ_SEED to change), ${RUNS} valid and ${RUNS} broken requests per operation and backend, ${ops.length} operations`)

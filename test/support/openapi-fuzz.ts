@@ -175,6 +175,14 @@ export const nastyText: fc.Arbitrary<string> = fc.oneof(
   fc.string({ minLength: 100, maxLength: 2000 })
 )
 
+/** Numbers as text that a lenient parser reads as something out of range, or as no number at all. */
+export const nastyNumber: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('Infinity', '-Infinity', '+Infinity', 'infinity', '1e400', '-1e400', '1e21', '1e308', '9007199254740993',
+    '-1', '-0', '0', '0.0', '1.5', '10.0000001', 'NaN', '', '0x10', '0b1', '1_000', ' 5', '5 ', '١٢', '1e-400', '500.5', '501', '2147483648'),
+  fc.double().map(String),
+  fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String)
+)
+
 /** JSON values of every type, including ones JSON.parse turns into extremes. */
 export const nastyJson: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('1e400', '-1e400', '1e21', '-1', '0', '3.5', '9007199254740993', 'null', 'true', '[]', '{}', '""',
@@ -245,7 +253,7 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
     rawPath: [],
     query,
     rawQuery: '',
-    headers: accept === null ? {} : { accept },
+    headers: accept === null ? {} as Record<string, string> : { accept },
     key,
     payload,
     contentType: payload === undefined ? undefined : 'application/json',
@@ -275,7 +283,8 @@ export function invalidRequest (doc: Schema, op: Operation, pools: Pools): fc.Ar
       })))
   }
   if (queryNames.length > 0) {
-    mutations.push(fc.tuple(fc.constantFrom(...queryNames), nastyText)
+    const numeric = new Set(op.parameters.filter((p) => p.in === 'query' && ['integer', 'number'].includes(p.schema.type)).map((p) => p.name))
+    mutations.push(fc.constantFrom(...queryNames).chain((name) => fc.tuple(fc.constant(name), numeric.has(name) ? fc.oneof(nastyNumber, nastyText) : nastyText))
       .map(([name, value]) => (r) => ({ ...r, query: [...r.query.filter(([n]) => n !== name), [name, value]], mutation: `query ${name}=${JSON.stringify(value.slice(0, 60))}` })))
     mutations.push(fc.tuple(fc.constantFrom(...queryNames), fc.array(nastyText, { minLength: 2, maxLength: 3 }))
       .map(([name, values]) => (r) => ({ ...r, query: [...r.query, ...values.map((v) => [name, v] as [string, string])], mutation: `duplicated query ${name}=${JSON.stringify(values.map((v) => v.slice(0, 30)))}` })))

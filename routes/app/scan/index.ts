@@ -86,7 +86,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Cancels a queued or running scan: workers stop its sockets within 2 seconds. Results written so far stay. ' +
         'A scan that already ended gets a 409.',
       params: ScanIdParamsSchema,
-      response: { 200: reply(ScanSchema, 'The scan, now cancelled'), ...errors(400, 401, 404, 409, 429, 503) }
+      response: { 200: reply(ScanSchema, 'The scan, now cancelled'), ...errors(400, 401, 404, 409, 413, 415, 429, 503) }
     }
   }, async (request) => {
     const { id } = request.params
