@@ -1,6 +1,7 @@
 // The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
 import { join } from 'node:path'
-import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
@@ -93,7 +94,23 @@ export function serverOptions (config: Config): FastifyServerOptions {
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }
     },
     requestIdHeader: 'x-request-id',
-    trustProxy: false
+    trustProxy: false,
+    // Errors found before any route runs go through the same mapping as the rest, so they keep the error
+    // shape and never echo the URL back.
+    frameworkErrors (err, request, reply) {
+      const { status, body } = errorReply(err as FastifyError)
+      request.log.info({ code: err.code }, 'refused before routing')
+      return (reply as FastifyReply).code(status).send(body)
+    },
+    clientErrorHandler (err, socket) {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return
+      const { status, body } = errorReply(err as FastifyError)
+      const text = JSON.stringify(body)
+      if (socket.writable) {
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`)
+      }
+      socket.destroy()
+    }
   }
 }
 
@@ -103,12 +120,40 @@ function isStoreOutage (err: Error): boolean {
     /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue/.test(err.message)
 }
 
-const FASTIFY_CODES: Record<string, { code: string, text?: (err: FastifyError) => string }> = {
+const FASTIFY_CODES: Record<string, { code: string, status?: number, text?: (err: FastifyError) => string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'VULNSCAN_HTTP_UNSUPPORTED_MEDIA_TYPE', text: () => 'Unsupported Content-Type: send application/json' },
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'VULNSCAN_HTTP_BODY_TOO_LARGE', text: () => 'Request body is too large' },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'VULNSCAN_HTTP_INVALID_JSON', text: () => 'Request body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'VULNSCAN_HTTP_EMPTY_BODY', text: () => 'Request body is empty but Content-Type is application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VULNSCAN_HTTP_BAD_CONTENT_LENGTH' }
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VULNSCAN_HTTP_BAD_CONTENT_LENGTH', text: () => 'Content-Length does not match the body' },
+  // Fastify's own messages for these quote the path; ours do not.
+  FST_ERR_BAD_URL: { code: 'VULNSCAN_HTTP_BAD_URL', status: 400, text: () => 'The URL is not valid (bad percent-encoding)' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'VULNSCAN_HTTP_PARAM_TOO_LONG', status: 400, text: () => 'A path parameter is too long' },
+  FST_ERR_ASYNC_CONSTRAINT: { code: 'VULNSCAN_HTTP_BAD_REQUEST', status: 400, text: () => 'The request matches no route' },
+  // Node's HTTP parser (clientError): the connection is answered, then closed.
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'VULNSCAN_HTTP_REQUEST_TIMEOUT', status: 408, text: () => 'The request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: { code: 'VULNSCAN_HTTP_HEADERS_TOO_LARGE', status: 431, text: () => 'The request headers are too large' },
+  HPE_: { code: 'VULNSCAN_HTTP_BAD_REQUEST', status: 400, text: () => 'The request is not valid HTTP/1.1' }
+}
+
+/**
+ * The one mapping from an error to a status and an `{ error, code }` body, for the error handler and for
+ * what Fastify and Node refuse before a handler exists. 5xx bodies never carry internals.
+ */
+export function errorReply (err: FastifyError, requestId?: string): { status: number, body: { error: string, code: string } } {
+  const known = FASTIFY_CODES[err.code] ?? (err.code?.startsWith('HPE_') ? FASTIFY_CODES.HPE_ : undefined)
+  const status = known?.status ?? err.statusCode ?? (err.code?.startsWith('ERR_') ? 400 : 500)
+  if (status >= 500) {
+    if (err.code?.startsWith('VULNSCAN_')) return { status, body: { error: err.message, code: err.code } }
+    return { status: 500, body: { error: `Internal server error${requestId === undefined ? '' : ` (request ${requestId})`}`, code: 'VULNSCAN_INTERNAL' } }
+  }
+  return {
+    status,
+    body: {
+      error: known?.text?.(err) ?? err.message,
+      code: known?.code ?? (err.code?.startsWith('VULNSCAN_') ? err.code : 'VULNSCAN_BAD_REQUEST')
+    }
+  }
 }
 
 async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
@@ -128,17 +173,9 @@ async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
     if (err instanceof InvalidAddressError) {
       return reply.code(400).send({ error: err.message, code: 'VULNSCAN_BAD_REQUEST' })
     }
-    const status = err.statusCode ?? 500
-    if (status >= 500) {
-      request.log.error({ err }, 'request failed')
-      if (err.code?.startsWith('VULNSCAN_')) return reply.code(status).send({ error: err.message, code: err.code })
-      return reply.code(500).send({ error: `Internal server error (request ${request.id})`, code: 'VULNSCAN_INTERNAL' })
-    }
-    const known = FASTIFY_CODES[err.code]
-    return reply.code(status).send({
-      error: known?.text?.(err) ?? err.message,
-      code: known?.code ?? (err.code?.startsWith('VULNSCAN_') ? err.code : 'VULNSCAN_BAD_REQUEST')
-    })
+    const { status, body } = errorReply(err, request.id)
+    if (status >= 500) request.log.error({ err }, 'request failed')
+    return reply.code(status).send(body)
   })
 
   // The API speaks JSON only: a text/plain body is a 415, not a string that fails validation.
