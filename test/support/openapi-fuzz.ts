@@ -162,6 +162,12 @@ export const loopbackTarget: fc.Arbitrary<unknown> = fc.oneof(
   })
 )
 
+const port = fc.integer({ min: 1, max: 65535 })
+
+/** Port lists the service accepts, beside the schema's own strings (its pattern allows any digits). */
+const portSpec: fc.Arbitrary<string> = fc.array(fc.oneof(port.map(String), fc.tuple(port, fc.integer({ min: 0, max: 200 })).map(([a, n]) => `${a}-${Math.min(65535, a + n)}`)), { minLength: 1, maxLength: 5 })
+  .map((parts) => parts.join(','))
+
 /** Text a client should never be able to hurt the service with, as a query value, path segment or header. */
 export const nastyText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
@@ -223,14 +229,20 @@ function setAt (root: unknown, at: Array<string | number>, rawJson: string): str
 }
 
 export interface Pools {
-  /** Known values per path parameter name (ids of seeded objects), mixed with generated ones. */
+  /**
+   * Known values per path parameter name (ids of seeded objects), mixed with generated ones. Read when a value
+   * is drawn, so ids added while the fuzz runs (scans it created) are drawn too.
+   */
   params: Record<string, string[]>
+  /** Ids a body's `id` takes now and then instead of a generated one: ids that once collided with store keys. */
+  bodyIds?: string[]
 }
 
 function paramArb (doc: Schema, p: Parameter, pools: Pools): fc.Arbitrary<string> {
   const gen = valid(doc, p.schema).map((v) => String(v))
   const known = pools.params[p.name] ?? []
-  return known.length > 0 ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 2 }, { arbitrary: gen, weight: 1 }) : gen
+  if (known.length === 0) return gen
+  return fc.oneof({ arbitrary: fc.nat().map((i) => known[i % known.length]), weight: 2 }, { arbitrary: gen, weight: 1 })
 }
 
 const keyKind: fc.Arbitrary<KeyKind> = fc.constantFrom<KeyKind>('service', 'service', 'service', 'dynamic', 'invalid', 'missing')
@@ -241,7 +253,17 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
   for (const p of op.parameters.filter((p) => p.in === 'path')) params[p.name] = paramArb(doc, p, pools)
   const query = op.parameters.filter((p) => p.in === 'query')
   const queryArb = fc.tuple(...query.map((p) => fc.option(valid(doc, p.schema).map((v) => [p.name, String(v)] as [string, string]), { freq: 2 })))
-  const bodyArb = op.body === undefined ? fc.constant(undefined) : valid(doc, op.body, { Target: loopbackTarget }).map((b) => JSON.stringify(b))
+  const ids = pools.bodyIds ?? []
+  const bodyArb = op.body === undefined
+    ? fc.constant(undefined)
+    : fc.tuple(valid(doc, op.body, {
+      Target: loopbackTarget,
+      ScanOptions: fc.oneof(valid(doc, doc.components.schemas.ScanOptions), fc.record({ template: valid(doc, doc.components.schemas.ScanOptions.properties.template), ports: portSpec }, { requiredKeys: [] }))
+    }), fc.option(fc.nat(), { freq: 2 })).map(([b, pick]) => {
+      const body = b as Record<string, unknown>
+      if (pick !== null && ids.length > 0 && 'id' in (resolve(doc, op.body as Schema).properties ?? {})) body.id = ids[pick % ids.length]
+      return JSON.stringify(body)
+    })
   return fc.record({
     params: fc.record(params),
     query: queryArb.map((pairs) => pairs.filter((x): x is [string, string] => x !== null)),
