@@ -1,7 +1,7 @@
 // The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
 import { join } from 'node:path'
-import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import { STATUS_CODES, type Server } from 'node:http'
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify'
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
@@ -72,9 +72,18 @@ function finiteOnly (validate: Validate): Validate {
 const strictness = { removeAdditional: false, allErrors: false }
 
 /** Server options shared by server.ts, the tests and the OpenAPI generator. */
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
     bodyLimit: config.BODY_LIMIT,
+    // Slow clients: each stalled connection holds a descriptor the scanner's sockets need too.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS),
+      // Node looks for expired requests only this often (30 s by default), which would stretch every timeout.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS) / 4)))
+    },
     ajv: { customOptions: strictness },
     schemaErrorFormatter: formatValidationError,
     schemaController: {
@@ -157,6 +166,8 @@ export function errorReply (err: FastifyError, requestId?: string): { status: nu
 }
 
 async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  // Connections beyond the cap are closed as they arrive, before any byte is read.
+  fastify.server.maxConnections = opts.config.HTTP_MAX_CONNECTIONS
   fastify.setErrorHandler(function errorHandler (err: FastifyError, request, reply) {
     if (err instanceof InvalidApiKeyError) {
       // The contract: exactly this body, whatever went wrong with the key.
