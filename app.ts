@@ -1,6 +1,7 @@
 // The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
 import { join } from 'node:path'
 import { STATUS_CODES, type Server } from 'node:http'
+import { randomUUID } from 'node:crypto'
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify'
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
@@ -71,6 +72,14 @@ function finiteOnly (validate: Validate): Validate {
 }
 const strictness = { removeAdditional: false, allErrors: false }
 
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+/** The request's id: the client's X-Request-Id when it is 1..64 of [A-Za-z0-9._-], else a new UUID. */
+export function requestId (req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
 /** Server options shared by server.ts, the tests and the OpenAPI generator. */
 export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
@@ -102,7 +111,10 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }
     },
-    requestIdHeader: 'x-request-id',
+    // A client's X-Request-Id is kept only when it is short and plain, so it can neither forge log lines nor
+    // pass for an id this server generated; otherwise one is generated.
+    requestIdHeader: false,
+    genReqId: requestId,
     trustProxy: false,
     // Errors found before any route runs go through the same mapping as the rest, so they keep the error
     // shape and never echo the URL back.
