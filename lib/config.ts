@@ -19,6 +19,7 @@ export const ConfigSchema = Type.Object({
   HTTP_MAX_CONNECTIONS: Type.Integer({ default: 1024, minimum: 1, description: 'Open HTTP connections at most; further ones are closed at once' }),
   MAX_TARGETS: Type.Integer({ default: 256, minimum: 1, description: 'Most targets in one scan request' }),
   MAX_HOSTS: Type.Integer({ default: 4096, minimum: 1, description: 'Most hosts one scan may expand to' }),
+  KEY_SWEEP_INTERVAL: Type.Integer({ default: 3600, minimum: 1, description: 'Seconds between sweeps that delete expired API keys (reading one deletes it too)' }),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'Requests per key (or per client address without a key) per window' }),
   RATE_LIMIT_WINDOW: Type.String({ default: '1 minute', description: 'Rate limit window' }),
   SCAN_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs that may be scanned; empty = any' }),
