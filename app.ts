@@ -1,7 +1,8 @@
 // The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
 import { join } from 'node:path'
-import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import { STATUS_CODES, type Server } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify'
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
@@ -71,10 +72,27 @@ function finiteOnly (validate: Validate): Validate {
 }
 const strictness = { removeAdditional: false, allErrors: false }
 
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+/** The request's id: the client's X-Request-Id when it is 1..64 of [A-Za-z0-9._-], else a new UUID. */
+export function requestId (req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
 /** Server options shared by server.ts, the tests and the OpenAPI generator. */
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
     bodyLimit: config.BODY_LIMIT,
+    // Slow clients: each stalled connection holds a descriptor the scanner's sockets need too.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS),
+      // Node looks for expired requests only this often (30 s by default), which would stretch every timeout.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS) / 4)))
+    },
     ajv: { customOptions: strictness },
     schemaErrorFormatter: formatValidationError,
     schemaController: {
@@ -93,7 +111,10 @@ export function serverOptions (config: Config): FastifyServerOptions {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }
     },
-    requestIdHeader: 'x-request-id',
+    // A client's X-Request-Id is kept only when it is short and plain, so it can neither forge log lines nor
+    // pass for an id this server generated; otherwise one is generated.
+    requestIdHeader: false,
+    genReqId: requestId,
     trustProxy: false,
     // Errors found before any route runs go through the same mapping as the rest, so they keep the error
     // shape and never echo the URL back.
@@ -157,6 +178,8 @@ export function errorReply (err: FastifyError, requestId?: string): { status: nu
 }
 
 async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  // Connections beyond the cap are closed as they arrive, before any byte is read.
+  fastify.server.maxConnections = opts.config.HTTP_MAX_CONNECTIONS
   fastify.setErrorHandler(function errorHandler (err: FastifyError, request, reply) {
     if (err instanceof InvalidApiKeyError) {
       // The contract: exactly this body, whatever went wrong with the key.

@@ -35,6 +35,8 @@ export interface Indexes {
 export interface SharedCounters {
   /** The per-key HTTP request count (@fastify/rate-limit's store). */
   requests: SharedRateCounter
+  /** Failed logins per client address, shared so that spreading guesses over instances does not help. */
+  authFailures: SharedRateCounter
   /** A rolling window of calls to an outside API, e.g. `limiter('nvd', 50, 30_000)`. */
   limiter(name: string, requestsPerWindow: number, windowMs: number): RateLimiter
 }
@@ -151,6 +153,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
+  const authFailures = new SharedRateCounter(main, `${prefix}:authfail:`)
   const store = new RedisStore(main, prefix)
   return {
     kind: 'redis',
@@ -160,6 +163,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     indexes: { cve, sources },
     shared: {
       requests,
+      authFailures,
       limiter: (name, requestsPerWindow, windowMs) => createRedisRateLimiter({ redis: main, key: `${prefix}:${name}:ratelimit`, requestsPerWindow, windowMs })
     },
     close: async () => {
@@ -167,6 +171,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       await cve.close()
       await store.close()
       requests.close()
+      authFailures.close()
       // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.
       for (const c of connections) c.disconnect()
     },

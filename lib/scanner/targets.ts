@@ -5,6 +5,7 @@ import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { Target } from './types'
+import { parseIpLiteral } from '../addresses'
 
 export interface ExpandedHost {
   address: string
@@ -35,7 +36,7 @@ function familyOf (a: Addr): 4 | 6 {
 function parseAddress (text: string): Addr | null {
   if (isIP(text) === 0) return null
   try {
-    const a = ipaddr.parse(text)
+    const a = parseIpLiteral(text)
     if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) return (a as ipaddr.IPv6).toIPv4Address()
     return a
   } catch {
@@ -75,8 +76,24 @@ function invalidAddress (text: string): string {
   return `'${text}' is not a valid IPv4 or IPv6 address`
 }
 
+// ::/96 less :: and ::1: the deprecated IPv4-compatible addresses (RFC 4291 2.5.5.1). Stacks read them
+// differently (some as the IPv4 address, some as IPv6), so a target naming one is refused.
+const V4_COMPATIBLE_END = (1n << 32n) - 1n
+
+function deprecatedSpan (span: Span): boolean {
+  return span.family === 6 && span.start <= V4_COMPATIBLE_END && span.end >= 2n
+}
+
 /** The address span a literal target covers, or an error message. */
 function spanOf (target: Target): Span | string {
+  const span = literalSpan(target)
+  if (typeof span !== 'string' && deprecatedSpan(span)) {
+    return `'${target.value}' is or covers a deprecated IPv4-compatible IPv6 address (::a.b.c.d); use the IPv4 address or ::ffff:a.b.c.d`
+  }
+  return span
+}
+
+function literalSpan (target: Target): Span | string {
   const value = target.value
   if (target.type === 'single_ip') {
     const a = parseAddress(value)
@@ -209,7 +226,8 @@ function splitList (list: string | string[]): string[] {
 
 function parseBlock (text: string): Block {
   const target: Target = text.includes('/') ? { type: 'cidr', value: text } : { type: 'single_ip', value: text }
-  const span = spanOf(target)
+  // Scope entries are blocks, not scan targets: '::/0' in a deny list must stay possible.
+  const span = literalSpan(target)
   if (typeof span === 'string') throw new Error(`scope entry '${text}': ${span}`)
   return { text, family: span.family, start: span.start, end: span.end }
 }
