@@ -107,6 +107,14 @@ function asksForDns (r: FuzzRequest): boolean {
   return r.payload?.includes('dns_name') === true
 }
 
+/**
+ * Whether the URL holds a dot segment: URL parsing (the injector's, as any client's) resolves `/host/../x` to `/x`
+ * before it is sent, so the request would be checked against an operation it never reached.
+ */
+function hasDotSegment (url: string): boolean {
+  return /\/(\.|%2e){1,2}(\/|\?|$)/i.test(url)
+}
+
 /** Every way the answer can break the document; empty when it conforms. `kind` groups a class of defect. */
 function violations (op: Operation, r: FuzzRequest, res: LightMyRequestResponse): Violation[] {
   const out: Violation[] = []
@@ -188,7 +196,7 @@ async function fuzz (t: Test, world: World, op: Operation, backend: Backend): Pr
     const seed = SEED + offset
     // The property records instead of failing: one run reports every class of defect, not just the first.
     const result = await fc.check(fc.asyncProperty(arb, async (r) => {
-      fc.pre(!asksForDns(r))
+      fc.pre(!asksForDns(r) && !hasDotSegment(urlOf(op, r)))
       sent++
       const label = `${op.method} ${urlOf(op, r).slice(0, 160)} [${kind}: ${r.mutation}] key=${r.key}`
       let res: LightMyRequestResponse

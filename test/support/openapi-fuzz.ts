@@ -291,7 +291,7 @@ export function invalidRequest (doc: Schema, op: Operation, pools: Pools): fc.Ar
   const mutations: Array<fc.Arbitrary<(r: FuzzRequest) => FuzzRequest>> = [
     fc.tuple(fc.constantFrom('invalid', 'missing', 'dynamic') as fc.Arbitrary<KeyKind>, fc.constantFrom('', 'x'.repeat(5000), 'test-service-key-0123456789abcdeF', 'é', ' test-service-key-0123456789abcdef'))
       .map(([key, odd]) => (r) => ({ ...r, key, headers: key === 'invalid' && odd !== '' ? { ...r.headers, 'x-api-key': odd } : r.headers, mutation: `key ${key} ${odd.slice(0, 40)}` })),
-    fc.tuple(fc.constantFrom('x-request-id', 'accept', 'content-length-ish', 'x-forwarded-for', 'last-event-id', 'accept-encoding'), nastyText.filter((s) => /^[\t\x20-\x7e\x80-\xff]*$/.test(s)))
+    fc.tuple(fc.constantFrom('x-request-id', 'accept', 'x-forwarded-for', 'last-event-id', 'accept-encoding'), nastyText.filter((s) => /^[\t\x20-\x7e\x80-\xff]*$/.test(s)))
       .map(([name, value]) => (r) => ({ ...r, headers: { ...r.headers, [name]: value }, mutation: `header ${name}=${value.slice(0, 60)}` })),
     fc.constant((r: FuzzRequest) => ({ ...r, rawQuery: 'unknown=1&__proto__[x]=1&constructor=1', mutation: 'unknown query params' }))
   ]
