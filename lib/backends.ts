@@ -19,6 +19,7 @@ import { BullQueue } from './queue/redis/queue'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
+import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
@@ -47,6 +48,8 @@ export interface Backends {
   results: ResultsStore
   queue: ScanQueue
   indexes: Indexes
+  /** Scan changes, for event streams. */
+  scanEvents: ScanEvents
   shared?: SharedCounters
   /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
@@ -92,6 +95,7 @@ async function openMemory (config: Config): Promise<Backends> {
     results: new MemoryResultsStore(),
     queue,
     indexes: { cve, sources },
+    scanEvents: store.events,
     close: async () => {
       await queue.close()
       await cve.close()
@@ -155,12 +159,15 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
   const authFailures = new SharedRateCounter(main, `${prefix}:authfail:`)
   const store = new RedisStore(main, prefix)
+  // Subscriber mode takes a connection for itself; opened on the first stream, not before.
+  const scanEvents = new RedisScanEvents(watch(main.duplicate({ ...CONNECTIONS.own, lazyConnect: true }), 'events'), scanEventsChannel(prefix))
   return {
     kind: 'redis',
     store,
     results: new RedisResultsStore(main, prefix),
     queue,
     indexes: { cve, sources },
+    scanEvents,
     shared: {
       requests,
       authFailures,
@@ -170,6 +177,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       await queue.close()
       await cve.close()
       await store.close()
+      await scanEvents.close()
       requests.close()
       authFailures.close()
       // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.

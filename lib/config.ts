@@ -22,6 +22,8 @@ export const ConfigSchema = Type.Object({
   KEY_SWEEP_INTERVAL: Type.Integer({ default: 3600, minimum: 1, description: 'Seconds between sweeps that delete expired API keys (reading one deletes it too)' }),
   AUTH_FAILURE_MAX: Type.Integer({ default: 20, minimum: 1, description: 'Failed logins (missing or wrong X-API-Key) one client address may make per AUTH_FAILURE_WINDOW before every request from it gets 429' }),
   AUTH_FAILURE_WINDOW: Type.Integer({ default: 300, minimum: 1, description: 'Seconds over which failed logins are counted' }),
+  SSE_MAX_STREAMS: Type.Integer({ default: 1000, minimum: 1, description: 'Open scan event streams per API process at most (429 beyond)' }),
+  SSE_MAX_STREAMS_PER_KEY: Type.Integer({ default: 20, minimum: 1, description: 'Open scan event streams per API key and process at most (429 beyond)' }),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'Requests per key (or per client address without a key) per window' }),
   RATE_LIMIT_WINDOW: Type.String({ default: '1 minute', description: 'Rate limit window' }),
   SCAN_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs that may be scanned; empty = any' }),
