@@ -12,13 +12,21 @@ type Column = typeof CSV_COLUMNS[number]
 
 // A spreadsheet runs a cell that starts with one of these as a formula (CSV injection); tab and CR count too.
 const FORMULA_START = /^[=+\-@\t\r]/
+// Where a spreadsheet may start a new cell: the comma, the ';' of locales that use a decimal comma, a tab, a
+// line break. Every piece that follows one is neutralised, for the readers that ignore quotes too.
+const PIECE = /([,;\t\r\n]+)/
 
-/** One CSV cell: a leading formula character is neutralised with `'`, and quoting follows RFC 4180. */
+/**
+ * One CSV cell: any piece (the text at the start or after a separator) that would start a formula gets a
+ * leading `'`, and a cell holding a separator of any locale is quoted per RFC 4180.
+ */
 export function csvCell (value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return ''
   let s = String(value)
-  if (typeof value === 'string' && FORMULA_START.test(s)) s = `'${s}`
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+  if (typeof value === 'string') {
+    s = s.split(PIECE).map((piece, i) => i % 2 === 0 && FORMULA_START.test(piece) ? `'${piece}` : piece).join('')
+  }
+  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 
 export function csvRow (cells: (string | number | boolean | null | undefined)[]): string {

@@ -105,7 +105,7 @@ export interface paths {
         };
         /**
          * Follow a scan as Server-Sent Events
-         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Works across API instances and workers (it follows the shared store).
+         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond.
          */
         get: operations["streamScanEvents"];
         put?: never;
@@ -879,6 +879,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded; retry after the `retry-after` header */
             429: {
                 headers: {
@@ -917,6 +935,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
                 headers: {
@@ -937,6 +964,24 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1237,6 +1282,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded; retry after the `retry-after` header */
             429: {
                 headers: {
@@ -1260,7 +1323,10 @@ export interface operations {
     streamScanEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The id of the last event received */
+                "last-event-id"?: string;
+            };
             path: {
                 id: string;
             };
@@ -1552,6 +1618,24 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1880,6 +1964,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

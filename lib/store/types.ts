@@ -144,4 +144,6 @@ export interface Store {
   listApiKeys(): Promise<ApiKeyRecord[]>
   deleteApiKey(id: string): Promise<boolean>
   touchApiKey(hash: string, at: string): Promise<void>
+  /** Delete every expired key's records (listing and reading also drop those they meet); returns how many. */
+  purgeExpiredApiKeys(now?: number): Promise<number>
 }

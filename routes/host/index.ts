@@ -59,7 +59,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Delete a host',
       description: 'Deletes the host and all its findings, decisions included. A later scan that sees it again starts afresh.',
       params: HostAddressParamsSchema,
-      response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 429, 503) }
+      response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
     const address = parseAddress(request.params.address)

@@ -80,10 +80,11 @@ export class MemoryQueue implements ScanQueue {
     this.active++
     const controller = new AbortController()
     this.controllers.set(job.id, controller)
-    job.attemptsMade++
     handler(job, controller.signal)
       .then(() => { this.done.completed++ }, () => { this.done.failed++ })
       .finally(() => {
+        // Counted once the attempt is over, as BullMQ does: a handler's first attempt sees 0.
+        job.attemptsMade++
         this.controllers.delete(job.id)
         this.active--
         if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w()

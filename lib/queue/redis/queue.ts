@@ -7,11 +7,13 @@ export const SCAN_QUEUE_NAME = 'scans'
 export const JOB_ATTEMPTS = 3
 
 /**
- * BullMQ refuses job ids that contain ':' or look like integers; scan ids may be either. Such ids are
- * encoded behind '~', a character scan ids cannot contain, so no two logical ids share a job id.
+ * BullMQ refuses job ids that contain ':' or that read back unchanged through parseInt (`42`, `-42`, even
+ * `NaN`); scan ids may be any of these. Such ids are encoded behind '~', a character scan ids cannot contain,
+ * so no two logical ids share a job id.
  */
 export function jobIdFor (id: string): string {
-  return /^\d+$/.test(id) || id.includes(':') ? '~' + Buffer.from(id).toString('base64url') : id
+  const refused = `${parseInt(id, 10)}` === id || /^-?\d+$/.test(id) || id.includes(':')
+  return refused ? '~' + Buffer.from(id).toString('base64url') : id
 }
 
 /** A job that must not be retried (bad input, scan gone): fail at once. */

@@ -1,6 +1,7 @@
 // The embedded store: everything in process memory, nothing survives a restart.
 import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
+import { ScanEventHub } from '../../scan-events'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const
@@ -11,6 +12,8 @@ export class MemoryStore implements Store {
   protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
   protected batchDone = new Map<string, Map<number, BatchSummary>>()
   protected pending = new Map<string, Set<string>>()
+  /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
+  readonly events = new ScanEventHub()
 
   async ping (): Promise<void> {}
   async close (): Promise<void> {}
@@ -20,6 +23,7 @@ export class MemoryStore implements Store {
     if (existing) return { created: false, scan: structuredClone(existing) }
     this.scans.set(scan.id, structuredClone(scan))
     this.scanOrder.push(scan.id)
+    this.events.changed(scan.id)
     return { created: true, scan: structuredClone(scan) }
   }
 
@@ -50,6 +54,7 @@ export class MemoryStore implements Store {
     Object.assign(s, structuredClone(rest))
     if (hostsTotal !== undefined) s.progress.hostsTotal = hostsTotal
     if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
+    this.events.changed(id)
     return { applied: true, scan: this.view(s) }
   }
 
@@ -58,12 +63,14 @@ export class MemoryStore implements Store {
     if (!m) this.batchProgress.set(id, m = new Map())
     const cur = m.get(batch) ?? { hostsDone: 0, portsDone: 0 }
     m.set(batch, { hostsDone: Math.max(cur.hostsDone, progress.hostsDone), portsDone: Math.max(cur.portsDone, progress.portsDone) })
+    this.events.changed(id)
   }
 
   async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
     let m = this.batchDone.get(id)
     if (!m) this.batchDone.set(id, m = new Map())
     if (!m.has(batch)) m.set(batch, structuredClone(summary))
+    this.events.changed(id)
     return [...m.values()].map((b) => structuredClone(b))
   }
 
@@ -102,15 +109,26 @@ export class MemoryStore implements Store {
   async findApiKey (hash: string): Promise<ApiKeyRecord | null> {
     const k = this.keys.get(hash)
     if (!k) return null
-    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) {
+      this.keys.delete(hash)
+      return null
+    }
     return { ...k }
   }
 
-  async listApiKeys (): Promise<ApiKeyRecord[]> {
-    const now = Date.now()
+  async purgeExpiredApiKeys (now = Date.now()): Promise<number> {
+    let n = 0
     for (const [hash, k] of this.keys) {
-      if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) this.keys.delete(hash)
+      if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) {
+        this.keys.delete(hash)
+        n++
+      }
     }
+    return n
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    await this.purgeExpiredApiKeys()
     return [...this.keys.values()].map((k) => ({ ...k })).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   }
 

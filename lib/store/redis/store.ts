@@ -3,6 +3,8 @@
 import type { Redis } from 'ioredis'
 import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
+import { keySegment } from './key-segment'
+import { scanEventsChannel } from '../../scan-events'
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -43,7 +45,10 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const
   private readonly redis: RedisWithCommands
 
+  private readonly channel: string
+
   constructor (redis: Redis, private readonly prefix: string) {
+    this.channel = scanEventsChannel(prefix)
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
       redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
@@ -55,8 +60,18 @@ export class RedisStore implements Store {
     return [this.prefix, ...parts].join(':')
   }
 
+  /** A scan's key, or one of its parts: the id goes through keySegment so that no id reaches another scan's keys. */
+  private scanKey (id: string, part?: 'state' | 'progress' | 'batches'): string {
+    return part === undefined ? this.key('scan', keySegment(id)) : this.key('scan', keySegment(id), part)
+  }
+
   async ping (): Promise<void> {
     await this.redis.ping()
+  }
+
+  /** Tell every process following this scan that it may have changed (best effort: streams also re-read now and then). */
+  private changed (id: string): void {
+    this.redis.publish(this.channel, id).catch(() => {})
   }
 
   /** The connection belongs to whoever opened it (lib/backends.ts), which closes it. */
@@ -64,14 +79,15 @@ export class RedisStore implements Store {
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
     const { status, startedAt, finishedAt, reason, summary, progress, batches, ...request } = scan
-    const ok = await this.redis.set(this.key('scan', scan.id), JSON.stringify(request), 'NX')
+    const ok = await this.redis.set(this.scanKey(scan.id), JSON.stringify(request), 'NX')
     if (ok === 'OK') {
       const score = Date.parse(scan.createdAt)
       await this.redis.multi()
-        .hset(this.key('scan', scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
+        .hset(this.scanKey(scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
         .zadd(this.key('scans'), score, scan.id)
         .zadd(this.key('scans', 'status', scan.status), score, scan.id)
         .exec()
+      this.changed(scan.id)
       return { created: true, scan }
     }
     const existing = await this.getScan(scan.id)
@@ -92,7 +108,7 @@ export class RedisStore implements Store {
     if (ids.length === 0) return []
     const m = this.redis.multi()
     for (const id of ids) {
-      m.get(this.key('scan', id)).hgetall(this.key('scan', id, 'state')).hgetall(this.key('scan', id, 'progress'))
+      m.get(this.scanKey(id)).hgetall(this.scanKey(id, 'state')).hgetall(this.scanKey(id, 'progress'))
     }
     const res = (await m.exec() ?? []).map(([err, v]) => { if (err) throw err; return v })
     const out: ScanRecord[] = []
@@ -135,25 +151,28 @@ export class RedisStore implements Store {
   }
 
   async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
-    const raw = await this.redis.get(this.key('scan', id))
+    const raw = await this.redis.get(this.scanKey(id))
     if (raw === null) return null
     const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
-    const r = await this.redis.vulnscanUpdateScan(this.key('scan', id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    if (r === 1) this.changed(id)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
     return { applied: r === 1, scan }
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
-    await this.redis.vulnscanBatchProgress(this.key('scan', id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    this.changed(id)
   }
 
   async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
     const [, [, all]] = await this.redis.multi()
-      .hsetnx(this.key('scan', id, 'batches'), String(batch), JSON.stringify(summary))
-      .hvals(this.key('scan', id, 'batches'))
+      .hsetnx(this.scanKey(id, 'batches'), String(batch), JSON.stringify(summary))
+      .hvals(this.scanKey(id, 'batches'))
       .exec() as [[null, number], [null, string[]]]
+    this.changed(id)
     return all.map((v) => JSON.parse(v) as BatchSummary)
   }
 
@@ -186,7 +205,8 @@ export class RedisStore implements Store {
     const m = this.redis.multi()
       .set(this.key('apikey', key.hash), JSON.stringify(key))
       .hset(this.key('apikeys'), key.id, key.hash)
-    if (key.expiresAt !== null) m.pexpireat(this.key('apikey', key.hash), Date.parse(key.expiresAt))
+    // No PEXPIREAT: a record that vanished by itself would leave its index entries behind. An expired key is
+    // deleted whole when read, listed or swept (purgeExpiredApiKeys).
     await m.exec()
   }
 
@@ -194,7 +214,10 @@ export class RedisStore implements Store {
     const raw = await this.redis.get(this.key('apikey', hash))
     if (raw === null) return null
     const k = JSON.parse(raw) as ApiKeyRecord
-    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) {
+      await this.redis.multi().unlink(this.key('apikey', hash)).hdel(this.key('apikeys'), k.id).hdel(this.key('apikey-used'), hash).exec()
+      return null
+    }
     return k
   }
 
@@ -207,12 +230,39 @@ export class RedisStore implements Store {
       this.redis.hmget(this.key('apikey-used'), ...hashes)
     ])
     const keys: ApiKeyRecord[] = []
+    const gone: string[] = []
     raws.forEach((raw, i) => {
-      if (raw === null) return
+      if (raw === null) { gone.push(hashes[i]); return }
       const k = JSON.parse(raw) as ApiKeyRecord
       keys.push({ ...k, lastUsedAt: used[i] ?? k.lastUsedAt })
     })
+    // The record expired by itself (PEXPIREAT); its index entries go now.
+    if (gone.length > 0) await this.dropKeyIndex(byId, gone)
     return keys.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+  }
+
+  private async dropKeyIndex (byId: Record<string, string>, hashes: string[]): Promise<void> {
+    const ids = Object.entries(byId).filter(([, h]) => hashes.includes(h)).map(([id]) => id)
+    await this.redis.multi()
+      .hdel(this.key('apikeys'), ...ids)
+      .hdel(this.key('apikey-used'), ...hashes)
+      .unlink(...hashes.map((h) => this.key('apikey', h)))
+      .exec()
+  }
+
+  async purgeExpiredApiKeys (now = Date.now()): Promise<number> {
+    const byId = await this.redis.hgetall(this.key('apikeys'))
+    const hashes = Object.values(byId)
+    if (hashes.length === 0) return 0
+    const raws = await this.redis.mget(hashes.map((h) => this.key('apikey', h)))
+    const gone = hashes.filter((h, i) => {
+      const raw = raws[i]
+      if (raw === null) return true
+      const k = JSON.parse(raw) as ApiKeyRecord
+      return k.expiresAt !== null && Date.parse(k.expiresAt) <= now
+    })
+    if (gone.length > 0) await this.dropKeyIndex(byId, gone)
+    return gone.length
   }
 
   async deleteApiKey (id: string): Promise<boolean> {

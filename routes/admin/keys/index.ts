@@ -22,7 +22,7 @@ const keys: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Create a dynamic API key',
       description: 'Infrastructure key only. The key is in this response and nowhere else: only its SHA-256 hash is stored.',
       body: ref(ApiKeyCreateSchema),
-      response: { 201: reply(ApiKeyCreatedSchema, 'The new key; `key` is shown only here'), ...errors(400, 401, 403, 429, 503) }
+      response: { 201: reply(ApiKeyCreatedSchema, 'The new key; `key` is shown only here'), ...errors(400, 401, 403, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
     const lifetime = request.body.expiresIn === undefined ? null : parseLifetime(request.body.expiresIn)
@@ -58,7 +58,7 @@ const keys: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Revoke a dynamic API key',
       description: 'Infrastructure key only. Takes effect on the very next request, on every API instance.',
       params: ApiKeyIdParamsSchema,
-      response: { 204: { type: 'null', description: 'Revoked' }, ...errors(401, 403, 404, 429, 503) }
+      response: { 204: { type: 'null', description: 'Revoked' }, ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
     if (!await fastify.store.deleteApiKey(request.params.id)) throw new NotFoundError(`No API key with id '${request.params.id}'`)
