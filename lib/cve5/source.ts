@@ -10,9 +10,14 @@
 
 import type { CveRecord } from '../nvd/types'
 import type { Entry, SourceStore } from '../sources/source-store'
+import { DecodedCache } from '../sources/decoded'
 import { decideVersion, type VersionDecision } from './affected'
 import { entryNames, lookupKeys, recordProductKeys, type CpePair } from './naming'
 import { decodeSummary, encodeSummary, type Cve5Cvss, type Cve5Kev, type Cve5Ssvc, type Cve5Summary, type Origin, type VersionStatus } from './record'
+
+// A scan decides the same records for every port running the same product.
+const summaries = new DecodedCache(decodeSummary)
+const productLists = new DecodedCache((text) => JSON.parse(text) as string[])
 
 export const CVE5_TABLE = 'cve5'
 export const CVE5_PRODUCT_TABLE = 'cve5-product'
@@ -257,14 +262,14 @@ export function decideRecord (summary: Cve5Summary, query: Cve5Query): Cve5Hit |
 export async function matchCve5 (store: SourceStore, query: Cve5Query, opts: MatchOptions = {}): Promise<Cve5Hit[]> {
   const lists = await store.getMany(CVE5_PRODUCT_TABLE, lookupKeys(query))
   const ids = new Set<string>()
-  for (const l of lists) if (l !== null) for (const id of JSON.parse(l) as string[]) ids.add(id)
+  for (const l of lists) if (l !== null) for (const id of productLists.get(l)) ids.add(id)
   if (ids.size === 0) return []
   const sorted = [...ids].sort()
   const texts = await store.getMany(CVE5_TABLE, sorted)
   const hits: Cve5Hit[] = []
   for (const text of texts) {
     if (text === null) continue
-    const hit = decideRecord(decodeSummary(text), query)
+    const hit = decideRecord(summaries.get(text), query)
     if (hit && (opts.all === true || hit.status === 'affected')) hits.push(hit)
   }
   return hits

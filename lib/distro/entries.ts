@@ -3,6 +3,7 @@
 // the whole tracker never has to be read to decide one port.
 
 import type { SourceStore } from '../sources/source-store'
+import { DecodedCache } from '../sources/decoded'
 import type { DistroFamily } from './package'
 
 /**
@@ -92,9 +93,12 @@ export function decodeEntries (text: string): Map<string, DistroCveEntry> {
 }
 
 /** Every CVE the tracker lists for one package in one release, or null when it lists none. */
+// Every port of a host, and every host, running one package reads the same entries.
+const decodedEntries = new DecodedCache(decodeEntries)
+
 export async function readDistroEntries (store: SourceStore, key: DistroPackageKey): Promise<Map<string, DistroCveEntry> | null> {
   const text = await store.get(distroTable(key.family), distroKey(key))
-  return text === null ? null : decodeEntries(text)
+  return text === null ? null : decodedEntries.get(text)
 }
 
 /** The tracker's verdict for one CVE of one package, or null when it has none. */
