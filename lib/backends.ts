@@ -19,6 +19,7 @@ import { BullQueue } from './queue/redis/queue'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
+import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
@@ -46,6 +47,8 @@ export interface Backends {
   queue: ScanQueue
   indexes: Indexes
   shared?: SharedCounters
+  /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
+  invalidation: InvalidationChannel
   /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
@@ -83,10 +86,12 @@ async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
-  const store = new MemoryStore()
+  const invalidation = new MemoryInvalidation()
+  const store = new MemoryStore(invalidation)
   return {
     kind: 'memory',
     store,
+    invalidation,
     results: new MemoryResultsStore(),
     queue,
     indexes: { cve, sources },
@@ -95,6 +100,7 @@ async function openMemory (config: Config): Promise<Backends> {
       await cve.close()
       await sources.close()
       await store.close()
+      await invalidation.close()
     },
     purge: async () => {}
   }
@@ -109,7 +115,9 @@ const CONNECTIONS = {
   // MULTI/EXEC may clear its watch. BullMQ's queue must not share an auto-pipelined connection either.
   own: { enableAutoPipelining: false },
   // BullMQ workers and queue events block on their connection and must never give up on a command.
-  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false }
+  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false },
+  // Invalidation messages: a connection in subscribe mode serves nothing else, and resubscribes on reconnect.
+  subscriber: { maxRetriesPerRequest: null, enableAutoPipelining: false, autoResubscribe: true }
 } satisfies Record<string, RedisOptions>
 
 /** The URL without its password, for messages. */
@@ -139,7 +147,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     return c
   }
   watch(main, 'commands')
-  const open = (role: 'own' | 'blocking'): Redis => {
+  const open = (role: 'own' | 'blocking' | 'subscriber'): Redis => {
     const c = watch(main.duplicate({ ...CONNECTIONS[role], lazyConnect: false }), role)
     connections.push(c)
     return c
@@ -152,9 +160,11 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
   const store = new RedisStore(main, prefix)
+  const invalidation = new RedisInvalidation(open('subscriber'), main, prefix)
   return {
     kind: 'redis',
     store,
+    invalidation,
     results: new RedisResultsStore(main, prefix),
     queue,
     indexes: { cve, sources },
@@ -166,6 +176,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       await queue.close()
       await cve.close()
       await store.close()
+      await invalidation.close()
       requests.close()
       // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.
       for (const c of connections) c.disconnect()

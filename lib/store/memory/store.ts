@@ -1,6 +1,7 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
+import type { InvalidationChannel } from '../../invalidation'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const
@@ -11,6 +12,10 @@ export class MemoryStore implements Store {
   protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
   protected batchDone = new Map<string, Map<number, BatchSummary>>()
   protected pending = new Map<string, Set<string>>()
+  /** Oldest first. */
+  protected audit: AuditEntry[] = []
+
+  constructor (private readonly invalidation?: InvalidationChannel) {}
 
   async ping (): Promise<void> {}
   async close (): Promise<void> {}
@@ -96,14 +101,14 @@ export class MemoryStore implements Store {
   }
 
   async createApiKey (key: ApiKeyRecord): Promise<void> {
-    this.keys.set(key.hash, { ...key })
+    this.keys.set(key.hash, structuredClone(key))
   }
 
   async findApiKey (hash: string): Promise<ApiKeyRecord | null> {
     const k = this.keys.get(hash)
     if (!k) return null
     if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
-    return { ...k }
+    return structuredClone(k)
   }
 
   async listApiKeys (): Promise<ApiKeyRecord[]> {
@@ -111,17 +116,42 @@ export class MemoryStore implements Store {
     for (const [hash, k] of this.keys) {
       if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) this.keys.delete(hash)
     }
-    return [...this.keys.values()].map((k) => ({ ...k })).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+    return [...this.keys.values()].map((k) => structuredClone(k)).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   }
 
   async deleteApiKey (id: string): Promise<boolean> {
     for (const [hash, k] of this.keys) {
       if (k.id === id) {
         this.keys.delete(hash)
+        await this.invalidation?.publish(API_KEYS_TOPIC, id)
         return true
       }
     }
     return false
+  }
+
+  async updateApiKey (id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null> {
+    for (const k of this.keys.values()) {
+      if (k.id !== id) continue
+      if (patch.role !== undefined) k.role = patch.role
+      if (patch.scope !== undefined) k.scope = [...patch.scope]
+      await this.invalidation?.publish(API_KEYS_TOPIC, id)
+      return structuredClone(k)
+    }
+    return null
+  }
+
+  async appendAudit (entry: AuditEntry, retentionMs: number): Promise<void> {
+    const cutoff = Date.now() - retentionMs
+    let drop = 0
+    while (drop < this.audit.length && Date.parse(this.audit[drop].at) < cutoff) drop++
+    if (drop > 0) this.audit.splice(0, drop)
+    this.audit.push({ ...entry })
+  }
+
+  async listAudit (opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>> {
+    const matching = this.audit.filter((e) => auditMatches(e, opts)).reverse()
+    return { items: matching.slice(opts.offset, opts.offset + opts.limit).map((e) => ({ ...e })), total: matching.length }
   }
 
   async touchApiKey (hash: string, at: string): Promise<void> {
