@@ -49,7 +49,7 @@ test('every state-changing request is in the audit log, with filters and paging;
       t.notOk(everything.includes(k.key), 'no dynamic key in the log')
       t.notOk(everything.includes(SERVICE_KEY), 'no infrastructure key in the log')
       if (redis) {
-        const raw = await redis.zrange(`${config.REDIS_PREFIX}:audit`, 0, -1)
+        const raw = await redis.zrange(`${config.REDIS_PREFIX}:audit`, '0', '-1')
         t.equal(raw.length, 5, 'kept in a sorted set in the store')
         t.notOk(raw.join('').includes(k.key))
       }
