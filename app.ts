@@ -1,6 +1,8 @@
 // The root plugin: plugins/ first (env, store, queue, auth, schemas, swagger, …), then routes/; one error shape.
 import { join } from 'node:path'
-import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import { STATUS_CODES, type Server } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify'
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
@@ -34,12 +36,63 @@ export function formatValidationError (errors: FastifySchemaValidationError[], d
 }
 
 const compilers = AjvCompiler()
+
+type Validate = ReturnType<ReturnType<typeof compilers>>
+
+/** The first coerced number that is not finite, as the path Ajv would name it. */
+function nonFinite (data: unknown, path = ''): string | null {
+  if (typeof data === 'number') return Number.isFinite(data) ? null : path
+  if (data !== null && typeof data === 'object') {
+    for (const [k, v] of Object.entries(data)) {
+      const found = nonFinite(v, `${path}/${k}`)
+      if (found !== null) return found
+    }
+  }
+  return null
+}
+
+/**
+ * Ajv coerces `Infinity` and `1e400` in a query string to Infinity, which then passes `minimum`/`maximum`
+ * (its comparisons are skipped on coerced values). Whatever a route declares, a text part that holds a
+ * non-finite number after coercion is refused as Ajv would refuse a wrong type.
+ */
+function finiteOnly (validate: Validate): Validate {
+  const wrapped = function (this: unknown, data: unknown) {
+    const ok = (validate as (this: unknown, d: unknown) => unknown).call(this, data)
+    if (ok !== true) {
+      wrapped.errors = (validate as { errors?: unknown }).errors
+      return ok
+    }
+    const at = nonFinite(data)
+    if (at === null) return ok
+    wrapped.errors = [{ keyword: 'finite', instancePath: at, schemaPath: '#', params: {}, message: 'must be a finite number' }]
+    return false
+  } as ((data: unknown) => unknown) & { errors?: unknown }
+  return wrapped as unknown as Validate
+}
 const strictness = { removeAdditional: false, allErrors: false }
 
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+/** The request's id: the client's X-Request-Id when it is 1..64 of [A-Za-z0-9._-], else a new UUID. */
+export function requestId (req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
 /** Server options shared by server.ts, the tests and the OpenAPI generator. */
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
     bodyLimit: config.BODY_LIMIT,
+    // Slow clients: each stalled connection holds a descriptor the scanner's sockets need too.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS),
+      // Node looks for expired requests only this often (30 s by default), which would stretch every timeout.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS) / 4)))
+    },
     ajv: { customOptions: strictness },
     schemaErrorFormatter: formatValidationError,
     schemaController: {
@@ -50,7 +103,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
           const plugins = ajvOptions && 'plugins' in ajvOptions ? ajvOptions.plugins : undefined
           const forBody = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: false } })
           const forText = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: 'array' } })
-          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : forText(route)
+          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : finiteOnly(forText(route))
         }
       }
     },
@@ -58,8 +111,27 @@ export function serverOptions (config: Config): FastifyServerOptions {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' }
     },
-    requestIdHeader: 'x-request-id',
-    trustProxy: false
+    // A client's X-Request-Id is kept only when it is short and plain, so it can neither forge log lines nor
+    // pass for an id this server generated; otherwise one is generated.
+    requestIdHeader: false,
+    genReqId: requestId,
+    trustProxy: false,
+    // Errors found before any route runs go through the same mapping as the rest, so they keep the error
+    // shape and never echo the URL back.
+    frameworkErrors (err, request, reply) {
+      const { status, body } = errorReply(err as FastifyError)
+      request.log.info({ code: err.code }, 'refused before routing')
+      return (reply as FastifyReply).code(status).send(body)
+    },
+    clientErrorHandler (err, socket) {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return
+      const { status, body } = errorReply(err as FastifyError)
+      const text = JSON.stringify(body)
+      if (socket.writable) {
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`)
+      }
+      socket.destroy()
+    }
   }
 }
 
@@ -69,15 +141,45 @@ function isStoreOutage (err: Error): boolean {
     /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue/.test(err.message)
 }
 
-const FASTIFY_CODES: Record<string, { code: string, text?: (err: FastifyError) => string }> = {
+const FASTIFY_CODES: Record<string, { code: string, status?: number, text?: (err: FastifyError) => string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'VULNSCAN_HTTP_UNSUPPORTED_MEDIA_TYPE', text: () => 'Unsupported Content-Type: send application/json' },
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'VULNSCAN_HTTP_BODY_TOO_LARGE', text: () => 'Request body is too large' },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'VULNSCAN_HTTP_INVALID_JSON', text: () => 'Request body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'VULNSCAN_HTTP_EMPTY_BODY', text: () => 'Request body is empty but Content-Type is application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VULNSCAN_HTTP_BAD_CONTENT_LENGTH' }
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'VULNSCAN_HTTP_BAD_CONTENT_LENGTH', text: () => 'Content-Length does not match the body' },
+  // Fastify's own messages for these quote the path; ours do not.
+  FST_ERR_BAD_URL: { code: 'VULNSCAN_HTTP_BAD_URL', status: 400, text: () => 'The URL is not valid (bad percent-encoding)' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'VULNSCAN_HTTP_PARAM_TOO_LONG', status: 400, text: () => 'A path parameter is too long' },
+  FST_ERR_ASYNC_CONSTRAINT: { code: 'VULNSCAN_HTTP_BAD_REQUEST', status: 400, text: () => 'The request matches no route' },
+  // Node's HTTP parser (clientError): the connection is answered, then closed.
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'VULNSCAN_HTTP_REQUEST_TIMEOUT', status: 408, text: () => 'The request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: { code: 'VULNSCAN_HTTP_HEADERS_TOO_LARGE', status: 431, text: () => 'The request headers are too large' },
+  HPE_: { code: 'VULNSCAN_HTTP_BAD_REQUEST', status: 400, text: () => 'The request is not valid HTTP/1.1' }
+}
+
+/**
+ * The one mapping from an error to a status and an `{ error, code }` body, for the error handler and for
+ * what Fastify and Node refuse before a handler exists. 5xx bodies never carry internals.
+ */
+export function errorReply (err: FastifyError, requestId?: string): { status: number, body: { error: string, code: string } } {
+  const known = FASTIFY_CODES[err.code] ?? (err.code?.startsWith('HPE_') ? FASTIFY_CODES.HPE_ : undefined)
+  const status = known?.status ?? err.statusCode ?? (err.code?.startsWith('ERR_') ? 400 : 500)
+  if (status >= 500) {
+    if (err.code?.startsWith('VULNSCAN_')) return { status, body: { error: err.message, code: err.code } }
+    return { status: 500, body: { error: `Internal server error${requestId === undefined ? '' : ` (request ${requestId})`}`, code: 'VULNSCAN_INTERNAL' } }
+  }
+  return {
+    status,
+    body: {
+      error: known?.text?.(err) ?? err.message,
+      code: known?.code ?? (err.code?.startsWith('VULNSCAN_') ? err.code : 'VULNSCAN_BAD_REQUEST')
+    }
+  }
 }
 
 async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  // Connections beyond the cap are closed as they arrive, before any byte is read.
+  fastify.server.maxConnections = opts.config.HTTP_MAX_CONNECTIONS
   fastify.setErrorHandler(function errorHandler (err: FastifyError, request, reply) {
     if (err instanceof InvalidApiKeyError) {
       // The contract: exactly this body, whatever went wrong with the key.
@@ -94,17 +196,9 @@ async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
     if (err instanceof InvalidAddressError) {
       return reply.code(400).send({ error: err.message, code: 'VULNSCAN_BAD_REQUEST' })
     }
-    const status = err.statusCode ?? 500
-    if (status >= 500) {
-      request.log.error({ err }, 'request failed')
-      if (err.code?.startsWith('VULNSCAN_')) return reply.code(status).send({ error: err.message, code: err.code })
-      return reply.code(500).send({ error: `Internal server error (request ${request.id})`, code: 'VULNSCAN_INTERNAL' })
-    }
-    const known = FASTIFY_CODES[err.code]
-    return reply.code(status).send({
-      error: known?.text?.(err) ?? err.message,
-      code: known?.code ?? (err.code?.startsWith('VULNSCAN_') ? err.code : 'VULNSCAN_BAD_REQUEST')
-    })
+    const { status, body } = errorReply(err, request.id)
+    if (status >= 500) request.log.error({ err }, 'request failed')
+    return reply.code(status).send(body)
   })
 
   // The API speaks JSON only: a text/plain body is a 415, not a string that fails validation.

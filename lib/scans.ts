@@ -1,7 +1,7 @@
 // Scan requests: validation beyond the schema, normalization, and the record written at enqueue time.
 import { createHash, randomUUID } from 'node:crypto'
 import type { Target, TemplateName } from './scanner/types'
-import { parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
+import { countHosts, parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
 import type { ScanRecord } from './store/types'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
@@ -33,6 +33,12 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
     if (problem !== null) return { message: `targets[${i}].value: ${problem}`, scope: false }
     const outOfScope = scopeError(target, limits.scope)
     if (outOfScope !== null) return { message: `targets[${i}].value: ${outOfScope}`, scope: true }
+  }
+  // Counted, never expanded: overlapping blocks are merged arithmetically, so the check costs the same for
+  // 256 copies of a /20 as for one.
+  const hosts = countHosts(req.targets)
+  if (hosts > BigInt(limits.maxHosts)) {
+    return { message: `targets cover ${hosts} hosts, more than the limit of ${limits.maxHosts} (MAX_HOSTS)`, scope: false }
   }
   if (req.options?.ports !== undefined) {
     try {

@@ -11,10 +11,13 @@ export const ErrorSchema = Type.Object({
   code: Type.Optional(Type.String({ description: 'Stable machine-readable code, VULNSCAN_<AREA>_<WHAT>' }))
 }, { $id: 'Error', description: 'Every error response has this shape' })
 
+/** The largest `offset` a list takes: far past any real list, and an exact integer on every backend. */
+export const OFFSET_MAX = 10_000_000
+
 /** The paging parameters every list takes: `?limit=&offset=`. */
 export const ListQueryProperties = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'Page size' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' }))
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: OFFSET_MAX, default: 0, description: 'Items to skip' }))
 }
 export const ListQuerySchema = Type.Object(ListQueryProperties, { additionalProperties: false })
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { pageOf, ref, StringEnum } from './common'
+import { OFFSET_MAX, pageOf, ref, StringEnum } from './common'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
@@ -76,7 +76,7 @@ export const FindingDecisionSchema = Type.Object({
 
 const findingFilterProperties = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Page size (default 50; for CSV, every matching row when absent)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: OFFSET_MAX, default: 0, description: 'Items to skip' })),
   severity: Type.Optional(StringEnum(SEVERITIES, { description: 'Only findings of this severity' })),
   minCvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'Only findings with a CVSS score at least this (findings without a score are left out)' })),
   minEpss: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Only findings with an EPSS score at least this (findings without one are left out)' })),

@@ -5,6 +5,7 @@ import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { Target } from './types'
+import { parseIpLiteral } from '../addresses'
 
 export interface ExpandedHost {
   address: string
@@ -35,7 +36,7 @@ function familyOf (a: Addr): 4 | 6 {
 function parseAddress (text: string): Addr | null {
   if (isIP(text) === 0) return null
   try {
-    const a = ipaddr.parse(text)
+    const a = parseIpLiteral(text)
     if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) return (a as ipaddr.IPv6).toIPv4Address()
     return a
   } catch {
@@ -75,8 +76,24 @@ function invalidAddress (text: string): string {
   return `'${text}' is not a valid IPv4 or IPv6 address`
 }
 
+// ::/96 less :: and ::1: the deprecated IPv4-compatible addresses (RFC 4291 2.5.5.1). Stacks read them
+// differently (some as the IPv4 address, some as IPv6), so a target naming one is refused.
+const V4_COMPATIBLE_END = (1n << 32n) - 1n
+
+function deprecatedSpan (span: Span): boolean {
+  return span.family === 6 && span.start <= V4_COMPATIBLE_END && span.end >= 2n
+}
+
 /** The address span a literal target covers, or an error message. */
 function spanOf (target: Target): Span | string {
+  const span = literalSpan(target)
+  if (typeof span !== 'string' && deprecatedSpan(span)) {
+    return `'${target.value}' is or covers a deprecated IPv4-compatible IPv6 address (::a.b.c.d); use the IPv4 address or ::ffff:a.b.c.d`
+  }
+  return span
+}
+
+function literalSpan (target: Target): Span | string {
   const value = target.value
   if (target.type === 'single_ip') {
     const a = parseAddress(value)
@@ -150,6 +167,58 @@ export function validateTarget (target: Target, opts: { maxHosts: number }): str
   return null
 }
 
+/** Disjoint, sorted address intervals of one family; adding a span returns the part not covered before. */
+class Coverage {
+  private readonly spans: { start: bigint, end: bigint }[] = []
+
+  /** Cover [start, end] and return the sub-intervals that were not covered yet, in address order. */
+  add (start: bigint, end: bigint): { start: bigint, end: bigint }[] {
+    const fresh: { start: bigint, end: bigint }[] = []
+    let cursor = start
+    for (const s of this.spans) {
+      if (s.end < cursor) continue
+      if (s.start > end) break
+      if (s.start > cursor) fresh.push({ start: cursor, end: s.start - 1n })
+      cursor = s.end + 1n
+      if (cursor > end) break
+    }
+    if (cursor <= end) fresh.push({ start: cursor, end })
+    this.spans.push({ start, end })
+    this.spans.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0))
+    const merged: { start: bigint, end: bigint }[] = []
+    for (const s of this.spans) {
+      const last = merged[merged.length - 1]
+      if (last !== undefined && s.start <= last.end + 1n) { if (s.end > last.end) last.end = s.end } else merged.push({ ...s })
+    }
+    this.spans.splice(0, this.spans.length, ...merged)
+    return fresh
+  }
+}
+
+/**
+ * How many hosts the targets name, overlaps and duplicates counted once, without expanding anything: the union
+ * of the literal spans per address family, plus one per distinct host name (it resolves to at least one
+ * address; the worker checks the cap again once it has). Invalid targets count nothing (validateTarget says why).
+ */
+export function countHosts (targets: Target[]): bigint {
+  const coverage = { 4: new Coverage(), 6: new Coverage() }
+  const names = new Set<string>()
+  let total = 0n
+  for (const t of targets) {
+    if (t.type === 'dns_name') {
+      names.add(t.value.toLowerCase().replace(/\.$/, ''))
+      continue
+    }
+    const span = spanOf(t)
+    if (typeof span === 'string') continue
+    for (const f of coverage[span.family].add(span.start, span.end)) total += f.end - f.start + 1n
+  }
+  return total + BigInt(names.size)
+}
+
+// Addresses expanded between two turns of the event loop, so that a big scan never holds up the process.
+const EXPAND_CHUNK = 256
+
 function splitList (list: string | string[]): string[] {
   const items = Array.isArray(list) ? list : [list]
   return items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
@@ -157,7 +226,8 @@ function splitList (list: string | string[]): string[] {
 
 function parseBlock (text: string): Block {
   const target: Target = text.includes('/') ? { type: 'cidr', value: text } : { type: 'single_ip', value: text }
-  const span = spanOf(target)
+  // Scope entries are blocks, not scan targets: '::/0' in a deny list must stay possible.
+  const span = literalSpan(target)
   if (typeof span === 'string') throw new Error(`scope entry '${text}': ${span}`)
   return { text, family: span.family, start: span.start, end: span.end }
 }
@@ -281,6 +351,8 @@ export async function expandTargets (
     if (hostname !== undefined && !h.hostnames.includes(hostname)) h.hostnames.push(hostname)
   }
 
+  const coverage = { 4: new Coverage(), 6: new Coverage() }
+  let sinceYield = 0
   for (const t of targets) {
     const problem = validateTarget(t, { maxHosts: opts.maxHosts })
     if (problem !== null) throw new Error(`${t?.value}: ${problem}`)
@@ -303,8 +375,17 @@ export async function expandTargets (
       add(canonical(parseAddress(t.value) as Addr))
       continue
     }
+    // Only the part no earlier target covered: overlapping and repeated blocks cost nothing twice.
     const span = spanOf(t) as Span
-    for (let n = span.start; n <= span.end; n++) add(fromBigInt(n, span.family))
+    for (const part of coverage[span.family].add(span.start, span.end)) {
+      for (let n = part.start; n <= part.end; n++) {
+        add(fromBigInt(n, span.family))
+        if (++sinceYield >= EXPAND_CHUNK) {
+          sinceYield = 0
+          await new Promise<void>((resolve) => setImmediate(resolve))
+        }
+      }
+    }
   }
   return { hosts: [...hosts.values()], excluded: [...excluded.values()] }
 }

@@ -182,6 +182,8 @@ export interface Store {
   listApiKeys(): Promise<ApiKeyRecord[]>
   deleteApiKey(id: string): Promise<boolean>
   touchApiKey(hash: string, at: string): Promise<void>
+  /** Delete every expired key's records (listing and reading also drop those they meet); returns how many. */
+  purgeExpiredApiKeys(now?: number): Promise<number>
   /** Change a key's role or scope; null when no key has that id. Tells every process (topic API_KEYS_TOPIC). */
   updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>
 

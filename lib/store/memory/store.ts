@@ -107,15 +107,26 @@ export class MemoryStore implements Store {
   async findApiKey (hash: string): Promise<ApiKeyRecord | null> {
     const k = this.keys.get(hash)
     if (!k) return null
-    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) {
+      this.keys.delete(hash)
+      return null
+    }
     return structuredClone(k)
   }
 
-  async listApiKeys (): Promise<ApiKeyRecord[]> {
-    const now = Date.now()
+  async purgeExpiredApiKeys (now = Date.now()): Promise<number> {
+    let n = 0
     for (const [hash, k] of this.keys) {
-      if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) this.keys.delete(hash)
+      if (k.expiresAt !== null && Date.parse(k.expiresAt) <= now) {
+        this.keys.delete(hash)
+        n++
+      }
     }
+    return n
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    await this.purgeExpiredApiKeys()
     return [...this.keys.values()].map((k) => structuredClone(k)).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   }
 

@@ -193,7 +193,8 @@ export class RedisStore implements Store {
     const m = this.redis.multi()
       .set(this.key('apikey', key.hash), JSON.stringify(key))
       .hset(this.key('apikeys'), key.id, key.hash)
-    if (key.expiresAt !== null) m.pexpireat(this.key('apikey', key.hash), Date.parse(key.expiresAt))
+    // No PEXPIREAT: a record that vanished by itself would leave its index entries behind. An expired key is
+    // deleted whole when read, listed or swept (purgeExpiredApiKeys).
     await m.exec()
   }
 
@@ -201,7 +202,10 @@ export class RedisStore implements Store {
     const raw = await this.redis.get(this.key('apikey', hash))
     if (raw === null) return null
     const k = JSON.parse(raw) as ApiKeyRecord
-    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) return null
+    if (k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now()) {
+      await this.redis.multi().unlink(this.key('apikey', hash)).hdel(this.key('apikeys'), k.id).hdel(this.key('apikey-used'), hash).exec()
+      return null
+    }
     return k
   }
 
@@ -214,12 +218,39 @@ export class RedisStore implements Store {
       this.redis.hmget(this.key('apikey-used'), ...hashes)
     ])
     const keys: ApiKeyRecord[] = []
+    const gone: string[] = []
     raws.forEach((raw, i) => {
-      if (raw === null) return
+      if (raw === null) { gone.push(hashes[i]); return }
       const k = JSON.parse(raw) as ApiKeyRecord
       keys.push({ ...k, lastUsedAt: used[i] ?? k.lastUsedAt })
     })
+    // The record expired by itself (PEXPIREAT); its index entries go now.
+    if (gone.length > 0) await this.dropKeyIndex(byId, gone)
     return keys.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+  }
+
+  private async dropKeyIndex (byId: Record<string, string>, hashes: string[]): Promise<void> {
+    const ids = Object.entries(byId).filter(([, h]) => hashes.includes(h)).map(([id]) => id)
+    await this.redis.multi()
+      .hdel(this.key('apikeys'), ...ids)
+      .hdel(this.key('apikey-used'), ...hashes)
+      .unlink(...hashes.map((h) => this.key('apikey', h)))
+      .exec()
+  }
+
+  async purgeExpiredApiKeys (now = Date.now()): Promise<number> {
+    const byId = await this.redis.hgetall(this.key('apikeys'))
+    const hashes = Object.values(byId)
+    if (hashes.length === 0) return 0
+    const raws = await this.redis.mget(hashes.map((h) => this.key('apikey', h)))
+    const gone = hashes.filter((h, i) => {
+      const raw = raws[i]
+      if (raw === null) return true
+      const k = JSON.parse(raw) as ApiKeyRecord
+      return k.expiresAt !== null && Date.parse(k.expiresAt) <= now
+    })
+    if (gone.length > 0) await this.dropKeyIndex(byId, gone)
+    return gone.length
   }
 
   async deleteApiKey (id: string): Promise<boolean> {
