@@ -37,6 +37,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     const record = newScanRecord(request.body, request.principal?.id ?? 'unknown')
     if (keyScope.length > 0) record.keyScope = [...keyScope]
     const { created, scan } = await fastify.store.createScan(record)
+    request.auditTarget = scan.id
     if (!created && scan.requestHash !== record.requestHash) {
       throw new ConflictError(`A scan with id '${record.id}' already exists with a different request`)
     }

@@ -68,6 +68,10 @@ test('entries older than AUDIT_RETENTION_DAYS are dropped', async (t) => {
       const page = (await app.inject({ url: '/admin/audit', headers: SERVICE })).json()
       t.equal(page.total, 1, 'the two-day-old entry is gone')
       t.equal(page.items[0].targetId, 'none')
+      const posted = await app.inject({ method: 'POST', url: '/app/scan', headers: SERVICE, payload: { targets: [{ value: '127.24.0.2', type: 'single_ip' }] } })
+      t.equal(posted.statusCode, 200)
+      const latest = (await app.inject({ url: '/admin/audit?limit=1', headers: SERVICE })).json().items[0]
+      t.equal(latest.targetId, posted.json().id, 'a scan posted without an id is logged with the id it was given')
     })
   }
 })
