@@ -12,6 +12,12 @@ export interface InvalidationChannel {
   publish(topic: string, message: string): Promise<void>
   /** Listen to `topic`; returns the function that stops listening. */
   subscribe(topic: string, listener: InvalidationListener): () => void
+  /**
+   * Resolves once this process has received `message` on `topic` (true), or after `timeoutMs` (false). Started
+   * before a change and awaited after it, it holds an answer until the announcement has come back through the
+   * channel, by when every other subscriber has been sent it as well.
+   */
+  received(topic: string, message: string, timeoutMs: number): Promise<boolean>
   /** Whether messages on `topic` are being received right now. */
   live(topic: string): boolean
   /** Changes whenever messages may have been missed (the subscriber connection went down or came back). */
@@ -38,6 +44,18 @@ export class MemoryInvalidation implements InvalidationChannel {
   subscribe (topic: string, listener: InvalidationListener): () => void {
     this.emitter.on(topic, listener)
     return () => { this.emitter.off(topic, listener) }
+  }
+
+  received (topic: string, message: string, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const stop = this.subscribe(topic, (m) => {
+        if (m !== message) return
+        clearTimeout(timer)
+        stop()
+        resolve(true)
+      })
+      const timer = setTimeout(() => { stop(); resolve(false) }, timeoutMs)
+    })
   }
 
   live (): boolean {
@@ -90,6 +108,19 @@ export class RedisInvalidation implements InvalidationChannel {
         this.subscriber.unsubscribe(channel).catch(() => {})
       }
     }
+  }
+
+  received (topic: string, message: string, timeoutMs: number): Promise<boolean> {
+    if (!this.live(topic)) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      const stop = this.subscribe(topic, (m) => {
+        if (m !== message) return
+        clearTimeout(timer)
+        stop()
+        resolve(true)
+      })
+      const timer = setTimeout(() => { stop(); resolve(false) }, timeoutMs)
+    })
   }
 
   live (topic: string): boolean {

@@ -32,7 +32,10 @@ test('a change on one instance is seen by the other on its next request', async 
 
   const k2 = (await one.inject({ method: 'POST', url: '/admin/keys', headers: SERVICE, payload: { label: 'cli' } })).json()
   t.equal((await two.inject({ url: '/host', headers: { 'x-api-key': k2.key } })).statusCode, 200)
+  // The CLI answers without waiting for the announcement; a running instance has it within moments.
+  const heard = two.backends.invalidation.received('apikeys', k2.id, 2000)
   t.ok(await one.store.deleteApiKey(k2.id), 'revoked in the store, as `npm run keys -- revoke` does')
+  t.equal(await heard, true, 'instance two hears of it')
   t.equal((await two.inject({ url: '/host', headers: { 'x-api-key': k2.key } })).statusCode, 401)
   t.equal((await one.inject({ url: '/host', headers: { 'x-api-key': k2.key } })).statusCode, 401)
 })

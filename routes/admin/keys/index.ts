@@ -4,7 +4,11 @@ import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyIdParamsSchema, ApiKeyPa
 import { newApiKey, parseLifetime } from '../../../lib/api-keys'
 import { LEGACY_ROLE, parseKeyScope, type Role } from '../../../lib/access'
 import { BadRequestError, NotFoundError } from '../../../lib/errors'
-import type { ApiKeyRecord } from '../../../lib/store/types'
+import { API_KEYS_TOPIC, type ApiKeyRecord } from '../../../lib/store/types'
+
+// A change is answered once its announcement came back through the invalidation channel (see `received`),
+// so that a client told "done" finds every instance already changed; a channel that is down does not hold it longer.
+const ANNOUNCE_WAIT_MS = 1000
 
 /** What may leave the server about a key: never its hash; a key made before roles shows the role it acts with. */
 function publicKey ({ hash: _hash, ...rest }: ApiKeyRecord): Omit<ApiKeyRecord, 'hash'> & { role: Role, scope: string[] } {
@@ -76,7 +80,9 @@ const keys: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 204: { type: 'null', description: 'Revoked' }, ...errors(401, 403, 404, 429, 503) }
     }
   }, async (request, reply) => {
+    const announced = fastify.backends.invalidation.received(API_KEYS_TOPIC, request.params.id, ANNOUNCE_WAIT_MS)
     if (!await fastify.store.deleteApiKey(request.params.id)) throw new NotFoundError(`No API key with id '${request.params.id}'`)
+    await announced
     request.log.info({ keyId: request.params.id }, 'API key revoked')
     return reply.code(204).send()
   })
@@ -94,7 +100,9 @@ const keys: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const scope = checkedScope(request.body.scope)
+    const announced = fastify.backends.invalidation.received(API_KEYS_TOPIC, request.params.id, ANNOUNCE_WAIT_MS)
     const updated = await fastify.store.updateApiKey(request.params.id, { role: request.body.role, scope })
+    if (updated !== null) await announced
     if (updated === null) throw new NotFoundError(`No API key with id '${request.params.id}'`)
     request.log.info({ keyId: updated.id, role: updated.role, scope: updated.scope }, 'API key changed')
     return publicKey(updated)

@@ -10,7 +10,10 @@ test('every state-changing request is in the audit log, with filters and paging;
       const created = await app.inject({ method: 'POST', url: '/admin/keys', headers: SERVICE, payload: { label: 'ops', role: 'operator' } })
       const k = created.json()
       const h = { 'x-api-key': k.key }
+      // Entries carry millisecond times: keep the key's creation strictly before `before`, the rest after it.
+      await new Promise((resolve) => setTimeout(resolve, 5))
       const before = new Date().toISOString()
+      await new Promise((resolve) => setTimeout(resolve, 5))
       t.equal((await app.inject({ method: 'POST', url: '/app/scan', headers: h, payload: { id: 'a1', targets: [{ value: '127.24.0.1', type: 'single_ip' }] } })).statusCode, 200)
       t.equal((await app.inject({ method: 'DELETE', url: '/app/scan/a1', headers: h })).statusCode, 200)
       t.equal((await app.inject({ method: 'DELETE', url: '/host/127.24.0.9', headers: h })).statusCode, 404)
