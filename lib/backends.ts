@@ -20,6 +20,7 @@ import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
 import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
+import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
@@ -36,6 +37,8 @@ export interface Indexes {
 export interface SharedCounters {
   /** The per-key HTTP request count (@fastify/rate-limit's store). */
   requests: SharedRateCounter
+  /** Failed logins per client address, shared so that spreading guesses over instances does not help. */
+  authFailures: SharedRateCounter
   /** A rolling window of calls to an outside API, e.g. `limiter('nvd', 50, 30_000)`. */
   limiter(name: string, requestsPerWindow: number, windowMs: number): RateLimiter
 }
@@ -46,6 +49,8 @@ export interface Backends {
   results: ResultsStore
   queue: ScanQueue
   indexes: Indexes
+  /** Scan changes, for event streams. */
+  scanEvents: ScanEvents
   shared?: SharedCounters
   /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
   invalidation: InvalidationChannel
@@ -95,6 +100,7 @@ async function openMemory (config: Config): Promise<Backends> {
     results: new MemoryResultsStore(),
     queue,
     indexes: { cve, sources },
+    scanEvents: store.events,
     close: async () => {
       await queue.close()
       await cve.close()
@@ -159,8 +165,11 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
+  const authFailures = new SharedRateCounter(main, `${prefix}:authfail:`)
   const store = new RedisStore(main, prefix)
   const invalidation = new RedisInvalidation(open('subscriber'), main, prefix)
+  // Subscriber mode takes a connection for itself; opened on the first stream, not before.
+  const scanEvents = new RedisScanEvents(watch(main.duplicate({ ...CONNECTIONS.own, lazyConnect: true }), 'events'), scanEventsChannel(prefix))
   return {
     kind: 'redis',
     store,
@@ -168,8 +177,10 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     results: new RedisResultsStore(main, prefix),
     queue,
     indexes: { cve, sources },
+    scanEvents,
     shared: {
       requests,
+      authFailures,
       limiter: (name, requestsPerWindow, windowMs) => createRedisRateLimiter({ redis: main, key: `${prefix}:${name}:ratelimit`, requestsPerWindow, windowMs })
     },
     close: async () => {
@@ -177,7 +188,9 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       await cve.close()
       await store.close()
       await invalidation.close()
+      await scanEvents.close()
       requests.close()
+      authFailures.close()
       // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.
       for (const c of connections) c.disconnect()
     },

@@ -12,3 +12,5 @@ export const KeyScopeError = createError('VULNSCAN_SCAN_OUTSIDE_KEY_SCOPE', '%s'
 export const StoreUnavailableError = createError('VULNSCAN_STORE_UNAVAILABLE', 'Storage is unavailable, try again shortly', 503)
 export const QueueUnavailableError = createError('VULNSCAN_QUEUE_UNAVAILABLE', 'The scan queue is unavailable, try again shortly', 503)
 export const NotAcceptableError = createError('VULNSCAN_HTTP_NOT_ACCEPTABLE', '%s', 406)
+export const TooManyAuthFailuresError = createError('VULNSCAN_AUTH_TOO_MANY_FAILURES', 'Too many failed logins from this address; retry in %s seconds', 429)
+export const TooManyStreamsError = createError('VULNSCAN_SSE_TOO_MANY_STREAMS', '%s', 429)

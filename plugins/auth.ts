@@ -1,12 +1,14 @@
 // Decorates each request with `principal`: who holds the X-API-Key, with which role and scan scope. Routes opt
 // out with config.public and state the role they need with config.role; this one hook enforces both.
 import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { hashKey, sameKey } from '../lib/api-keys'
 import { LEGACY_ROLE, roleAllows, type Role } from '../lib/access'
 import { ApiKeyCache } from '../lib/key-cache'
 import { errors } from '../schemas/common'
-import { ForbiddenError, InvalidApiKeyError, StoreUnavailableError } from '../lib/errors'
+import { ForbiddenError, InvalidApiKeyError, StoreUnavailableError, TooManyAuthFailuresError } from '../lib/errors'
+import { countAsync, LocalFailureCounter } from '../lib/auth-failures'
 
 export interface Principal {
   /** 'service' for the infrastructure key, else the dynamic key's id. */
@@ -77,11 +79,38 @@ export default fp(async function authPlugin (fastify) {
     }
   })
 
-  fastify.addHook('onRequest', async (request) => {
+  // Failed logins per client address, checked before the key so that guessing stops paying off. Reading the
+  // count costs no round trip; counting a failure does, and fails closed (503) when Redis cannot count it.
+  const failures = fastify.backends.shared?.authFailures ?? new LocalFailureCounter()
+  const failureWindowMs = fastify.config.AUTH_FAILURE_WINDOW * 1000
+  const failureMax = fastify.config.AUTH_FAILURE_MAX
+  const refuse = async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
+    let count
+    try {
+      count = await countAsync(failures, 'incr', `ip:${request.ip}`, failureWindowMs, failureMax)
+    } catch (err) {
+      request.log.error({ err }, 'could not count a failed login')
+      throw new StoreUnavailableError()
+    }
+    if (count.current > failureMax) {
+      const seconds = Math.max(1, Math.ceil(count.ttl / 1000))
+      reply.header('retry-after', seconds)
+      throw new TooManyAuthFailuresError(seconds)
+    }
+    throw new InvalidApiKeyError()
+  }
+
+  fastify.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config
     if (config.public === true) return
+    const seen = await countAsync(failures, 'read', `ip:${request.ip}`, failureWindowMs, failureMax)
+    if (seen.current >= failureMax) {
+      const seconds = Math.max(1, Math.ceil(seen.ttl / 1000))
+      reply.header('retry-after', seconds)
+      throw new TooManyAuthFailuresError(seconds)
+    }
     const header = request.headers['x-api-key']
-    if (typeof header !== 'string' || header.length === 0 || header.length > 512) throw new InvalidApiKeyError()
+    if (typeof header !== 'string' || header.length === 0 || header.length > 512) return await refuse(request, reply)
     const digest = hashKey(header)
     if (sameKey(digest, serviceHash)) {
       request.principal = servicePrincipal
@@ -95,7 +124,7 @@ export default fp(async function authPlugin (fastify) {
       request.log.error({ err }, 'API key lookup failed')
       throw new StoreUnavailableError()
     }
-    if (record === null) throw new InvalidApiKeyError()
+    if (record === null) return await refuse(request, reply)
     const role = record.role ?? LEGACY_ROLE
     request.principal = { id: record.id, label: record.label, role, admin: role === 'admin', scope: record.scope ?? [] }
     // Only the not-found handler has no role of its own; it reads like any route of its method.

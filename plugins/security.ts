@@ -54,8 +54,8 @@ export default fp(async function securityPlugin (fastify) {
     global: true,
     // After auth (onRequest), so that the limit follows the key rather than the client address.
     hook: 'preHandler',
-    // A Redis outage must not turn every request into an error; auth already fails closed.
-    skipOnError: true,
+    // Fail closed: while the shared count cannot be reached, requests get a 503 rather than no limit at all.
+    skipOnError: false,
     max: fastify.config.RATE_LIMIT_MAX,
     timeWindow: fastify.config.RATE_LIMIT_WINDOW,
     // The plugin calls `new store(options)`; a constructor that returns an object yields that object.

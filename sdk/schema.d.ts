@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * Follow a scan as Server-Sent Events
-         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Works across API instances and workers (it follows the shared store). Needs the `reader` role or higher (any key).
+         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond. Needs the `reader` role or higher (any key).
          */
         get: operations["streamScanEvents"];
         put?: never;
@@ -1500,7 +1500,10 @@ export interface operations {
     streamScanEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The id of the last event received */
+                "last-event-id"?: string;
+            };
             path: {
                 id: string;
             };

@@ -100,6 +100,7 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     REDIS_PREFIX: prefix.replace(/:/g, '.'),
     QUEUE_PREFIX: `${prefix.replace(/:/g, '.')}-bull`,
     RATE_LIMIT_MAX: 100000,
+    AUTH_FAILURE_MAX: 100000,
     WORKER_ENABLED: false,
     NVD_INDEX_FILE: '',
     SOURCES_FILE: '',

@@ -56,7 +56,7 @@ test('GET /app/scan/{id}/events streams progress, then the end, then closes', as
   t.equal(res.status, 200)
   t.match(res.headers.get('content-type'), /text\/event-stream/)
   const text = await res.text()
-  const events = [...text.matchAll(/event: (\w+)\ndata: (.*)\n\n/g)].map((m) => ({ event: m[1], data: JSON.parse(m[2]) }))
+  const events = [...text.matchAll(/event: (\w+)\n(?:id: \S+\n)?data: (.*)\n\n/g)].map((m) => ({ event: m[1], data: JSON.parse(m[2]) }))
   t.ok(events.length >= 1)
   const last = events[events.length - 1]
   t.equal(last.event, 'end')

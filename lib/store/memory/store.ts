@@ -2,6 +2,7 @@
 import { API_KEYS_TOPIC, auditMatches, isTerminal, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
+import { ScanEventHub } from '../../scan-events'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const
@@ -16,6 +17,8 @@ export class MemoryStore implements Store {
   protected audit: AuditEntry[] = []
 
   constructor (private readonly invalidation?: InvalidationChannel) {}
+  /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
+  readonly events = new ScanEventHub()
 
   async ping (): Promise<void> {}
   async close (): Promise<void> {}
@@ -25,6 +28,7 @@ export class MemoryStore implements Store {
     if (existing) return { created: false, scan: structuredClone(existing) }
     this.scans.set(scan.id, structuredClone(scan))
     this.scanOrder.push(scan.id)
+    this.events.changed(scan.id)
     return { created: true, scan: structuredClone(scan) }
   }
 
@@ -55,6 +59,7 @@ export class MemoryStore implements Store {
     Object.assign(s, structuredClone(rest))
     if (hostsTotal !== undefined) s.progress.hostsTotal = hostsTotal
     if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
+    this.events.changed(id)
     return { applied: true, scan: this.view(s) }
   }
 
@@ -63,12 +68,14 @@ export class MemoryStore implements Store {
     if (!m) this.batchProgress.set(id, m = new Map())
     const cur = m.get(batch) ?? { hostsDone: 0, portsDone: 0 }
     m.set(batch, { hostsDone: Math.max(cur.hostsDone, progress.hostsDone), portsDone: Math.max(cur.portsDone, progress.portsDone) })
+    this.events.changed(id)
   }
 
   async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
     let m = this.batchDone.get(id)
     if (!m) this.batchDone.set(id, m = new Map())
     if (!m.has(batch)) m.set(batch, structuredClone(summary))
+    this.events.changed(id)
     return [...m.values()].map((b) => structuredClone(b))
   }
 

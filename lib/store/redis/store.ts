@@ -5,6 +5,7 @@ import { API_KEYS_TOPIC, auditMatches, type ApiKeyPatch, type AuditEntry, type A
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
+import { scanEventsChannel } from '../../scan-events'
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -45,7 +46,10 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const
   private readonly redis: RedisWithCommands
 
+  private readonly channel: string
+
   constructor (redis: Redis, private readonly prefix: string) {
+    this.channel = scanEventsChannel(prefix)
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
       redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
@@ -66,6 +70,11 @@ export class RedisStore implements Store {
     await this.redis.ping()
   }
 
+  /** Tell every process following this scan that it may have changed (best effort: streams also re-read now and then). */
+  private changed (id: string): void {
+    this.redis.publish(this.channel, id).catch(() => {})
+  }
+
   /** The connection belongs to whoever opened it (lib/backends.ts), which closes it. */
   async close (): Promise<void> {}
 
@@ -79,6 +88,7 @@ export class RedisStore implements Store {
         .zadd(this.key('scans'), score, scan.id)
         .zadd(this.key('scans', 'status', scan.status), score, scan.id)
         .exec()
+      this.changed(scan.id)
       return { created: true, scan }
     }
     const existing = await this.getScan(scan.id)
@@ -147,6 +157,7 @@ export class RedisStore implements Store {
     const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
     const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    if (r === 1) this.changed(id)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
     return { applied: r === 1, scan }
@@ -154,6 +165,7 @@ export class RedisStore implements Store {
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
     await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    this.changed(id)
   }
 
   async finishBatch (id: string, batch: number, summary: BatchSummary): Promise<BatchSummary[]> {
@@ -161,6 +173,7 @@ export class RedisStore implements Store {
       .hsetnx(this.scanKey(id, 'batches'), String(batch), JSON.stringify(summary))
       .hvals(this.scanKey(id, 'batches'))
       .exec() as [[null, number], [null, string[]]]
+    this.changed(id)
     return all.map((v) => JSON.parse(v) as BatchSummary)
   }
 

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
-import { ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
-import { isTerminal } from '../../../lib/store/types'
+import { ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
+import { isTerminal, type ScanStatus } from '../../../lib/store/types'
+import { createHash } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
 import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
 
-// How often an event stream looks at the scan; the store is shared, so this works across processes.
-const SSE_POLL_MS = 500
+// Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
+const SSE_RESYNC_MS = 10_000
 
 const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   const limits = scanLimits(fastify.config)
@@ -107,14 +109,74 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     return r.scan
   })
 
+  // Streams per key and in all, in this process. One reader per followed scan: a change is read from the store
+  // once and sent to every stream on that scan.
+  const perKey = new Map<string, number>()
+  let open = 0
+  const followers = new Map<string, Follow>()
+  const heartbeatMs = Math.min(15_000, Math.floor(fastify.config.HTTP_IDLE_TIMEOUT_MS / 2))
+  // The hijacked stream bypasses the response serializer, so the Scan schema is applied here: it is the
+  // allow-list that keeps internal fields (request hash, creator key id, batch count) off the wire. Compiled
+  // by the first stream's reply (the route's serializer compiler), then shared.
+  let serializeScan: ((scan: Record<string, unknown>) => string) | undefined
+
+  interface Follow {
+    streams: Set<(event: ScanEvent) => void>
+    unsubscribe: () => void
+    reading: boolean
+    again: boolean
+    last: ScanEvent | null
+    timer: NodeJS.Timeout
+  }
+
+  const read = (id: string, f: Follow): void => {
+    if (f.reading) { f.again = true; return }
+    f.reading = true
+    fastify.store.getScan(id).then((scan) => {
+      if (scan === null) return
+      const event = scanEvent(serialize(scan))
+      if (f.last !== null && f.last.id === event.id) return
+      f.last = event
+      for (const s of f.streams) s(event)
+    }).catch((err) => fastify.log.warn({ err, scanId: id }, 'scan stream read failed')).finally(() => {
+      f.reading = false
+      if (f.again) { f.again = false; read(id, f) }
+    })
+  }
+
+  const serialize = (scan: unknown): string => (serializeScan as (s: Record<string, unknown>) => string)(scan as Record<string, unknown>)
+
+  const follow = (id: string, stream: (event: ScanEvent) => void): () => void => {
+    let f = followers.get(id)
+    if (f === undefined) {
+      const created: Follow = { streams: new Set(), unsubscribe: () => {}, reading: false, again: false, last: null, timer: setInterval(() => read(id, created), SSE_RESYNC_MS) }
+      created.unsubscribe = fastify.backends.scanEvents.subscribe(id, () => read(id, created))
+      f = created
+      followers.set(id, f)
+    }
+    f.streams.add(stream)
+    const mine = f
+    return () => {
+      mine.streams.delete(stream)
+      if (mine.streams.size === 0) {
+        mine.unsubscribe()
+        clearInterval(mine.timer)
+        followers.delete(id)
+      }
+    }
+  }
+
   fastify.get('/:id/events', {
     schema: {
       operationId: 'streamScanEvents',
       tags: ['scans'],
       summary: 'Follow a scan as Server-Sent Events',
       description: 'A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, ' +
-        'after which the stream closes. Works across API instances and workers (it follows the shared store).',
+        'after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. ' +
+        'Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key ' +
+        'and SSE_MAX_STREAMS in all per instance: 429 beyond.',
       params: ScanIdParamsSchema,
+      headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 64, description: 'The id of the last event received' })) }),
       response: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...errors(400, 401, 404, 429, 503)
@@ -122,8 +184,16 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { id } = request.params
+    const who = request.principal?.id ?? 'unknown'
+    if (open >= fastify.config.SSE_MAX_STREAMS) throw new TooManyStreamsError(`This instance already serves ${open} event streams, the most it allows`)
+    if ((perKey.get(who) ?? 0) >= fastify.config.SSE_MAX_STREAMS_PER_KEY) {
+      throw new TooManyStreamsError(`This key already has ${fastify.config.SSE_MAX_STREAMS_PER_KEY} event streams open, the most it may`)
+    }
     const first = await fastify.store.getScan(id)
     if (first === null) throw new NotFoundError(`No scan with id '${id}'`)
+    serializeScan ??= reply.compileSerializationSchema(ScanSchema) as (scan: Record<string, unknown>) => string
+    open++
+    perKey.set(who, (perKey.get(who) ?? 0) + 1)
     reply.hijack()
     const res = reply.raw
     res.writeHead(200, {
@@ -132,37 +202,43 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       connection: 'keep-alive',
       'x-accel-buffering': 'no'
     })
-    let last = ''
     let closed = false
-    // The hijacked stream bypasses the response serializer, so the Scan schema is applied here: it is the
-    // allow-list that keeps internal fields (request hash, creator key id, batch count) off the wire.
-    const serializeScan = reply.compileSerializationSchema(ScanSchema)
-    const send = (event: string, json: string): void => { res.write(`event: ${event}\ndata: ${json}\n\n`) }
-    const tick = async (): Promise<void> => {
-      if (closed) return
-      const scan = await fastify.store.getScan(id).catch(() => null)
-      if (scan === null) return
-      const json = serializeScan(scan as unknown as Record<string, unknown>)
-      if (json !== last) {
-        last = json
-        send(isTerminal(scan.status) ? 'end' : 'progress', json)
-      }
-      if (isTerminal(scan.status)) finish()
+    let lastSent = request.headers['last-event-id'] ?? ''
+    const send = (event: ScanEvent): void => {
+      if (closed || event.id === lastSent) return
+      lastSent = event.id
+      res.write(`event: ${event.terminal ? 'end' : 'progress'}\nid: ${event.id}\ndata: ${event.json}\n\n`)
+      if (event.terminal) finish()
     }
-    const timer = setInterval(() => { void tick() }, SSE_POLL_MS)
-    const heartbeat = setInterval(() => { if (!closed) res.write(': keep-alive\n\n') }, 15_000)
+    const heartbeat = setInterval(() => { if (!closed) res.write(': keep-alive\n\n') }, heartbeatMs)
+    const unfollow = follow(id, send)
     const finish = (): void => {
       if (closed) return
       closed = true
-      clearInterval(timer)
       clearInterval(heartbeat)
+      unfollow()
+      open--
+      const left = (perKey.get(who) ?? 1) - 1
+      if (left === 0) perKey.delete(who)
+      else perKey.set(who, left)
+      streams.delete(finish)
       res.end()
     }
     request.raw.on('close', finish)
     streams.add(finish)
-    request.raw.on('close', () => streams.delete(finish))
-    await tick()
+    const event = scanEvent(serialize(first))
+    // A terminal scan always ends the stream, even for a client that saw its end event before.
+    if (event.terminal && event.id === lastSent) lastSent = ''
+    send(event)
   })
+}
+
+interface ScanEvent { id: string, json: string, terminal: boolean }
+
+/** An event for one state of a scan; its id is derived from the state, so a reconnecting client is not sent the state it has. */
+function scanEvent (json: string): ScanEvent {
+  const status = (JSON.parse(json) as { status: ScanStatus }).status
+  return { id: createHash('sha256').update(json).digest('base64url').slice(0, 22), json, terminal: isTerminal(status) }
 }
 
 export default scans
