@@ -19,6 +19,7 @@ import { BullQueue } from './queue/redis/queue'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
+import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
 import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
@@ -51,6 +52,8 @@ export interface Backends {
   /** Scan changes, for event streams. */
   scanEvents: ScanEvents
   shared?: SharedCounters
+  /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
+  invalidation: InvalidationChannel
   /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
@@ -88,10 +91,12 @@ async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
-  const store = new MemoryStore()
+  const invalidation = new MemoryInvalidation()
+  const store = new MemoryStore(invalidation)
   return {
     kind: 'memory',
     store,
+    invalidation,
     results: new MemoryResultsStore(),
     queue,
     indexes: { cve, sources },
@@ -101,6 +106,7 @@ async function openMemory (config: Config): Promise<Backends> {
       await cve.close()
       await sources.close()
       await store.close()
+      await invalidation.close()
     },
     purge: async () => {}
   }
@@ -115,7 +121,9 @@ const CONNECTIONS = {
   // MULTI/EXEC may clear its watch. BullMQ's queue must not share an auto-pipelined connection either.
   own: { enableAutoPipelining: false },
   // BullMQ workers and queue events block on their connection and must never give up on a command.
-  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false }
+  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false },
+  // Invalidation messages: a connection in subscribe mode serves nothing else, and resubscribes on reconnect.
+  subscriber: { maxRetriesPerRequest: null, enableAutoPipelining: false, autoResubscribe: true }
 } satisfies Record<string, RedisOptions>
 
 /** The URL without its password, for messages. */
@@ -145,7 +153,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     return c
   }
   watch(main, 'commands')
-  const open = (role: 'own' | 'blocking'): Redis => {
+  const open = (role: 'own' | 'blocking' | 'subscriber'): Redis => {
     const c = watch(main.duplicate({ ...CONNECTIONS[role], lazyConnect: false }), role)
     connections.push(c)
     return c
@@ -159,11 +167,13 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
   const authFailures = new SharedRateCounter(main, `${prefix}:authfail:`)
   const store = new RedisStore(main, prefix)
+  const invalidation = new RedisInvalidation(open('subscriber'), main, prefix)
   // Subscriber mode takes a connection for itself; opened on the first stream, not before.
   const scanEvents = new RedisScanEvents(watch(main.duplicate({ ...CONNECTIONS.own, lazyConnect: true }), 'events'), scanEventsChannel(prefix))
   return {
     kind: 'redis',
     store,
+    invalidation,
     results: new RedisResultsStore(main, prefix),
     queue,
     indexes: { cve, sources },
@@ -177,6 +187,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       await queue.close()
       await cve.close()
       await store.close()
+      await invalidation.close()
       await scanEvents.close()
       requests.close()
       authFailures.close()

@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   SSE_MAX_STREAMS_PER_KEY: Type.Integer({ default: 20, minimum: 1, description: 'Open scan event streams per API key and process at most (429 beyond)' }),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'Requests per key (or per client address without a key) per window' }),
   RATE_LIMIT_WINDOW: Type.String({ default: '1 minute', description: 'Rate limit window' }),
+  AUDIT_RETENTION_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'Days the audit log keeps each state-changing request' }),
   SCAN_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs that may be scanned; empty = any' }),
   SCAN_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs that may never be scanned; wins over SCAN_ALLOW' }),
   SCAN_CONCURRENCY: Type.Integer({ default: 2000, minimum: 1, description: 'Connects in flight per worker process' }),

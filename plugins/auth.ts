@@ -1,15 +1,25 @@
-// Decorates each request with `principal`: who holds the X-API-Key. Routes opt out with config.public.
+// Decorates each request with `principal`: who holds the X-API-Key, with which role and scan scope. Routes opt
+// out with config.public and state the role they need with config.role; this one hook enforces both.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { hashKey, sameKey } from '../lib/api-keys'
+import { LEGACY_ROLE, roleAllows, type Role } from '../lib/access'
+import { ApiKeyCache } from '../lib/key-cache'
+import { errors } from '../schemas/common'
 import { ForbiddenError, InvalidApiKeyError, StoreUnavailableError, TooManyAuthFailuresError } from '../lib/errors'
 import { countAsync, LocalFailureCounter } from '../lib/auth-failures'
 
 export interface Principal {
   /** 'service' for the infrastructure key, else the dynamic key's id. */
   id: string
+  /** The dynamic key's label; null for the infrastructure key. */
+  label: string | null
+  role: Role
+  /** Whether the role is admin (the infrastructure key always is). */
   admin: boolean
+  /** CIDRs the key may scan within the global lists; empty: the global lists alone. */
+  scope: readonly string[]
 }
 
 declare module 'fastify' {
@@ -19,9 +29,20 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No key needed (health, docs). */
     public?: boolean
-    /** Only the infrastructure key may call it. */
-    admin?: boolean
+    /** The least role a key needs. Unset: 'reader' for GET and HEAD, 'operator' for any other method. */
+    role?: Role
   }
+}
+
+const ROLE_SENTENCE: Record<Role, string> = {
+  reader: 'Needs the `reader` role or higher (any key).',
+  operator: 'Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).',
+  admin: 'Needs the `admin` role (the infrastructure key or an `admin` key).'
+}
+
+function defaultRole (method: string | string[]): Role {
+  const methods = Array.isArray(method) ? method : [method]
+  return methods.every((m) => m === 'GET' || m === 'HEAD') ? 'reader' : 'operator'
 }
 
 // lastUsedAt is written at most this often per key and process, keeping writes off the hot path.
@@ -36,9 +57,27 @@ export default fp(async function authPlugin (fastify) {
     fastify.log.warn('SERVICE_API_KEY is not set: generated a random key for this run (printed on stderr)')
   }
   const serviceHash = hashKey(serviceKey)
+  const servicePrincipal: Principal = Object.freeze({ id: 'service', label: null, role: 'admin', admin: true, scope: [] })
   const lastTouch = new Map<string, number>()
+  const keys = new ApiKeyCache(fastify.store, fastify.backends.invalidation)
+  fastify.addHook('onClose', async () => { keys.close() })
 
   fastify.decorateRequest('principal', null)
+
+  // Every route states its role in its config, and the OpenAPI document says the same.
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.public === true) return
+    const role: Role = route.config?.role ?? defaultRole(route.method)
+    route.config = { ...(route.config ?? {}), role }
+    if (route.schema !== undefined && (route.schema as Record<string, unknown>).hide !== true) {
+      const schema = route.schema as Record<string, unknown>
+      const description = typeof schema.description === 'string' ? schema.description : ''
+      // Any key below the role gets a 403, so every operation documents one.
+      const response = schema.response as Record<string, unknown> | undefined
+      if (response !== undefined && response['403'] === undefined && role !== 'reader') schema.response = { ...response, ...errors(403) }
+      route.schema = { ...schema, 'x-required-role': role, description: description.includes(ROLE_SENTENCE[role]) ? description : `${description}${description ? ' ' : ''}${ROLE_SENTENCE[role]}` } as typeof route.schema
+    }
+  })
 
   // Failed logins per client address, checked before the key so that guessing stops paying off. Reading the
   // count costs no round trip; counting a failure does, and fails closed (503) when Redis cannot count it.
@@ -74,20 +113,23 @@ export default fp(async function authPlugin (fastify) {
     if (typeof header !== 'string' || header.length === 0 || header.length > 512) return await refuse(request, reply)
     const digest = hashKey(header)
     if (sameKey(digest, serviceHash)) {
-      request.principal = { id: 'service', admin: true }
+      request.principal = servicePrincipal
       return
     }
     const hex = digest.toString('hex')
     let record
     try {
-      record = await fastify.store.findApiKey(hex)
+      record = await keys.find(hex)
     } catch (err) {
       request.log.error({ err }, 'API key lookup failed')
       throw new StoreUnavailableError()
     }
     if (record === null) return await refuse(request, reply)
-    request.principal = { id: record.id, admin: false }
-    if (config.admin === true) throw new ForbiddenError('This route needs the infrastructure key')
+    const role = record.role ?? LEGACY_ROLE
+    request.principal = { id: record.id, label: record.label, role, admin: role === 'admin', scope: record.scope ?? [] }
+    // Only the not-found handler has no role of its own; it reads like any route of its method.
+    const needed = config.role ?? defaultRole(request.method)
+    if (!roleAllows(role, needed)) throw new ForbiddenError(`This operation needs the '${needed}' role; this key has '${role}'`)
     const now = Date.now()
     if ((lastTouch.get(hex) ?? 0) + TOUCH_INTERVAL_MS < now) {
       lastTouch.set(hex, now)

@@ -15,7 +15,10 @@ export default fp(async function swaggerPlugin (fastify) {
           'workers find open TCP ports, identify the product and version behind each, name it as a CPE 2.3 string and ' +
           'match it against a local index of NVD CVE records. Results are hosts and findings you page through and filter.\n\n' +
           'Every route except `/health` needs the `X-API-Key` header. A missing, invalid, revoked or expired key gets ' +
-          '401 `{"error":"Invalid API key"}`. Errors are `{ error, code }`.',
+          '401 `{"error":"Invalid API key"}`. Errors are `{ error, code }`.\n\n' +
+          'Dynamic keys have a role: `reader` (read only), `operator` (also post and cancel scans, decide findings, ' +
+          'delete hosts) or `admin` (everything, as the infrastructure key). Each operation states the role it needs ' +
+          '(`x-required-role`); a key below it gets 403 naming that role.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' }
       },
       servers: [{ url: 'http://127.0.0.1:3000', description: 'Local service (npm start)' }],
@@ -23,7 +26,7 @@ export default fp(async function swaggerPlugin (fastify) {
         { name: 'health', description: 'Liveness and dependencies' },
         { name: 'scans', description: 'Post scans and follow them' },
         { name: 'hosts', description: 'Hosts found by scans' },
-        { name: 'admin', description: 'Dynamic API keys (infrastructure key only)' }
+        { name: 'admin', description: 'Dynamic API keys and the audit log (the infrastructure key or an admin key)' }
       ],
       components: {
         securitySchemes: {

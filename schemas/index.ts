@@ -3,7 +3,8 @@ import { ErrorSchema } from './common'
 import { DataSourcesSchema, HealthSchema } from './health'
 import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
 import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
-import { ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema, ApiKeySchema } from './key'
+import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
+import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
 import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
@@ -15,5 +16,6 @@ export const sharedSchemas = [
   ScanSummarySchema, ScanSchema, PageScanSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
-  ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, PageApiKeySchema
+  RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,
+  AuditEntrySchema, PageAuditEntrySchema
 ]

@@ -1,5 +1,18 @@
 import { Type } from '@sinclair/typebox'
-import { pageOf } from './common'
+import { pageOf, ref } from './common'
+import { ROLES } from '../lib/access'
+
+export const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)), {
+  $id: 'Role',
+  description: '`reader`: read only. `operator`: also post and cancel scans, decide findings, delete hosts. ' +
+    '`admin`: everything the infrastructure key can do, key management and the audit log included. ' +
+    'A key made before roles existed is an `operator`.'
+})
+
+const ScopeSchema = Type.Array(Type.String({ minLength: 1, maxLength: 50, description: 'A CIDR block or an address' }), {
+  maxItems: 256,
+  description: 'What the key may scan, within the global SCAN_ALLOW/SCAN_DENY lists. Empty: the global lists alone.'
+})
 
 export const ApiKeySchema = Type.Object({
   id: Type.String(),
@@ -7,7 +20,9 @@ export const ApiKeySchema = Type.Object({
   prefix: Type.String({ description: 'The first characters of the key, to recognise it; not usable on its own' }),
   createdAt: Type.String({ format: 'date-time' }),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  role: ref(RoleSchema),
+  scope: ScopeSchema
 }, { $id: 'ApiKey' })
 
 export const ApiKeyCreatedSchema = Type.Composite([ApiKeySchema, Type.Object({
@@ -16,8 +31,15 @@ export const ApiKeyCreatedSchema = Type.Composite([ApiKeySchema, Type.Object({
 
 export const ApiKeyCreateSchema = Type.Object({
   label: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. `ci`' }),
-  expiresIn: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}[smhdw]$', description: 'Lifetime such as `30d`, `12h`, `2w`; no expiry when absent' }))
+  expiresIn: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}[smhdw]$', description: 'Lifetime such as `30d`, `12h`, `2w`; no expiry when absent' })),
+  role: Type.Optional(ref(RoleSchema)),
+  scope: Type.Optional(ScopeSchema)
 }, { $id: 'ApiKeyCreate', additionalProperties: false })
+
+export const ApiKeyPatchSchema = Type.Object({
+  role: Type.Optional(ref(RoleSchema)),
+  scope: Type.Optional(ScopeSchema)
+}, { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1 })
 
 export const PageApiKeySchema = pageOf(ApiKeySchema, 'PageApiKey')
 

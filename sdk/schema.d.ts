@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log
+         * @description Every state-changing request (POST, PATCH, PUT, DELETE), newest first: who (key id and label, or 'service'), what (method, route, target id), when, from which address, and the response status. Entries are kept AUDIT_RETENTION_DAYS days and never changed. Keys themselves are never logged. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/keys": {
         parameters: {
             query?: never;
@@ -13,13 +33,13 @@ export interface paths {
         };
         /**
          * List dynamic API keys
-         * @description Infrastructure key only. Shows each key's prefix and metadata, never the key.
+         * @description Shows each key's prefix, role, scope and metadata, never the key. Needs the `admin` role (the infrastructure key or an `admin` key).
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create a dynamic API key
-         * @description Infrastructure key only. The key is in this response and nowhere else: only its SHA-256 hash is stored.
+         * @description The key is in this response and nowhere else: only its SHA-256 hash is stored. `role` defaults to `operator`; `scope` (CIDRs) narrows what the key may scan within the global lists. Needs the `admin` role (the infrastructure key or an `admin` key).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -40,12 +60,16 @@ export interface paths {
         post?: never;
         /**
          * Revoke a dynamic API key
-         * @description Infrastructure key only. Takes effect on the very next request, on every API instance.
+         * @description Takes effect on the very next request, on every API instance. Needs the `admin` role (the infrastructure key or an `admin` key).
          */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a dynamic API key's role or scope
+         * @description Takes effect on the very next request, on every API instance. Scans already queued keep the scope they were posted with. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/app/scan": {
@@ -57,13 +81,13 @@ export interface paths {
         };
         /**
          * List scans
-         * @description Newest first, optionally only those in one state.
+         * @description Newest first, optionally only those in one state. Needs the `reader` role or higher (any key).
          */
         get: operations["listScans"];
         put?: never;
         /**
          * Post a scan
-         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409.
+         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         post: operations["createScan"];
         delete?: never;
@@ -81,14 +105,14 @@ export interface paths {
         };
         /**
          * Get a scan
-         * @description Status, progress and, once finished, the summary.
+         * @description Status, progress and, once finished, the summary. Needs the `reader` role or higher (any key).
          */
         get: operations["getScan"];
         put?: never;
         post?: never;
         /**
          * Cancel a scan
-         * @description Cancels a queued or running scan: workers stop its sockets within 2 seconds. Results written so far stay. A scan that already ended gets a 409.
+         * @description Cancels a queued or running scan: workers stop its sockets within 2 seconds. Results written so far stay. A scan that already ended gets a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         delete: operations["cancelScan"];
         options?: never;
@@ -105,7 +129,7 @@ export interface paths {
         };
         /**
          * Follow a scan as Server-Sent Events
-         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond.
+         * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond. Needs the `reader` role or higher (any key).
          */
         get: operations["streamScanEvents"];
         put?: never;
@@ -145,7 +169,7 @@ export interface paths {
         };
         /**
          * List hosts
-         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first. Ports in the list carry their state, service, product and version; banners, CPE names, TLS facts and distro details are on GET /host/{address}.
+         * @description Hosts seen by scans, one per address however many scans or hostnames saw it. Filters combine (AND); by default the most recently seen first. Ports in the list carry their state, service, product and version; banners, CPE names, TLS facts and distro details are on GET /host/{address}. Needs the `reader` role or higher (any key).
          */
         get: operations["listHosts"];
         put?: never;
@@ -165,14 +189,14 @@ export interface paths {
         };
         /**
          * Get a host
-         * @description The host with its ports (service, product, version, CPE, TLS facts, banner) and finding tallies.
+         * @description The host with its ports (service, product, version, CPE, TLS facts, banner) and finding tallies. Needs the `reader` role or higher (any key).
          */
         get: operations["getHost"];
         put?: never;
         post?: never;
         /**
          * Delete a host
-         * @description Deletes the host and all its findings, decisions included. A later scan that sees it again starts afresh.
+         * @description Deletes the host and all its findings, decisions included. A later scan that sees it again starts afresh. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         delete: operations["deleteHost"];
         options?: never;
@@ -189,7 +213,7 @@ export interface paths {
         };
         /**
          * List a host's findings
-         * @description The host's findings, every status included unless `status` says otherwise; highest CVSS first by default.
+         * @description The host's findings, every status included unless `status` says otherwise; highest CVSS first by default. Needs the `reader` role or higher (any key).
          */
         get: operations["listHostFindings"];
         put?: never;
@@ -209,7 +233,7 @@ export interface paths {
         };
         /**
          * List findings
-         * @description Every finding on every host, filters combined (AND); highest CVSS first by default. With `Accept: text/csv` the same list comes as CSV (RFC 4180, a header row, cells that a spreadsheet would run as a formula prefixed with `'`), every matching row when `limit` is not given.
+         * @description Every finding on every host, filters combined (AND); highest CVSS first by default. With `Accept: text/csv` the same list comes as CSV (RFC 4180, a header row, cells that a spreadsheet would run as a formula prefixed with `'`), every matching row when `limit` is not given. Needs the `reader` role or higher (any key).
          */
         get: operations["listFindings"];
         put?: never;
@@ -229,7 +253,7 @@ export interface paths {
         };
         /**
          * Get a CVE and the hosts it affects
-         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). Where the NVD index lacks it, what its CVE JSON 5 record says (`recordSource: cve`). 404 when neither holds the CVE.
+         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). Where the NVD index lacks it, what its CVE JSON 5 record says (`recordSource: cve`). 404 when neither holds the CVE. Needs the `reader` role or higher (any key).
          */
         get: operations["getCve"];
         put?: never;
@@ -255,7 +279,7 @@ export interface paths {
         head?: never;
         /**
          * Decide on a finding
-         * @description Marks a finding `accepted` (a known risk) or `false_positive`, with an optional comment; later scans keep the decision. `open` withdraws an earlier decision.
+         * @description Marks a finding `accepted` (a known risk) or `false_positive`, with an optional comment; later scans keep the decision. `open` withdraws an earlier decision. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         patch: operations["decideFinding"];
         trace?: never;
@@ -717,6 +741,8 @@ export interface components {
              */
             recordSource: "nvd" | "cve";
         };
+        /** @description `reader`: read only. `operator`: also post and cancel scans, decide findings, delete hosts. `admin`: everything the infrastructure key can do, key management and the audit log included. A key made before roles existed is an `operator`. */
+        Role: "reader" | "operator" | "admin";
         ApiKey: {
             id: string;
             label: string;
@@ -726,6 +752,9 @@ export interface components {
             createdAt: string;
             lastUsedAt: string | null;
             expiresAt: string | null;
+            role: components["schemas"]["Role"];
+            /** @description What the key may scan, within the global SCAN_ALLOW/SCAN_DENY lists. Empty: the global lists alone. */
+            scope: string[];
         };
         ApiKeyCreated: {
             id: string;
@@ -736,6 +765,9 @@ export interface components {
             createdAt: string;
             lastUsedAt: string | null;
             expiresAt: string | null;
+            role: components["schemas"]["Role"];
+            /** @description What the key may scan, within the global SCAN_ALLOW/SCAN_DENY lists. Empty: the global lists alone. */
+            scope: string[];
             /** @description The key itself. Shown only in this response: store it now. */
             key: string;
         };
@@ -744,9 +776,45 @@ export interface components {
             label: string;
             /** @description Lifetime such as `30d`, `12h`, `2w`; no expiry when absent */
             expiresIn?: string;
+            role?: components["schemas"]["Role"];
+            /** @description What the key may scan, within the global SCAN_ALLOW/SCAN_DENY lists. Empty: the global lists alone. */
+            scope?: string[];
+        };
+        ApiKeyPatch: {
+            role?: components["schemas"]["Role"];
+            /** @description What the key may scan, within the global SCAN_ALLOW/SCAN_DENY lists. Empty: the global lists alone. */
+            scope?: string[];
         };
         PageApiKey: {
             items: components["schemas"]["ApiKey"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        AuditEntry: {
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the request was answered
+             */
+            at: string;
+            /** @description 'service' for the infrastructure key, a dynamic key's id, or null when no valid key was given */
+            keyId: string | null;
+            /** @description The dynamic key's label at the time */
+            keyLabel: string | null;
+            /** @description POST, PATCH, PUT or DELETE */
+            method: string;
+            /** @description The route pattern, e.g. `/app/scan/:id` */
+            route: string;
+            /** @description The id acted on (path parameter, or the posted scan id) */
+            targetId: string | null;
+            /** @description Client address */
+            ip: string;
+            /** @description Response status */
+            status: number;
+        };
+        PageAuditEntry: {
+            items: components["schemas"]["AuditEntry"][];
             total: number;
             limit: number;
             offset: number;
@@ -760,6 +828,85 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+                /** @description Only this key's requests ('service' for the infrastructure key) */
+                keyId?: string;
+                method?: "POST" | "PATCH" | "PUT" | "DELETE";
+                /** @description Entries at or after this time */
+                since?: string;
+                /** @description Entries at or before this time */
+                until?: string;
+                /** @description Only entries answered with this status */
+                status?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageAuditEntry"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -1009,6 +1156,86 @@ export interface operations {
             };
         };
     };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyPatch"];
+            };
+        };
+        responses: {
+            /** @description The key as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listScans: {
         parameters: {
             query?: {
@@ -1105,6 +1332,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1257,6 +1493,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1616,6 +1861,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -1955,6 +2209,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
+import type { Role } from '../access'
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
 import type { DataSources } from '../sources/source-store'
 import type { ScanStatus } from '../vocabulary'
@@ -63,6 +64,8 @@ export interface ScanRecord {
   summary?: ScanSummary
   /** Key id (or 'service') that created the scan. */
   createdBy: string
+  /** The posting key's scope at POST time; the worker leaves resolved addresses outside it out. */
+  keyScope?: string[]
   /** How many host-batch jobs the scan was split into (set when planned). */
   batches?: number
 }
@@ -100,6 +103,41 @@ export interface ApiKeyRecord {
   createdAt: string
   lastUsedAt: string | null
   expiresAt: string | null
+  /** Absent on keys made before roles: they act as LEGACY_ROLE (lib/access.ts). */
+  role?: Role
+  /** CIDRs or addresses the key may scan, within the global lists; absent or empty: the global lists alone. */
+  scope?: string[]
+}
+
+/** What may change on a key after it is made. */
+export interface ApiKeyPatch {
+  role?: Role
+  scope?: string[]
+}
+
+/** One state-changing request, as the audit log keeps it. Never holds a key, only who held it. */
+export interface AuditEntry {
+  id: string
+  at: string
+  /** 'service' for the infrastructure key, a dynamic key's id, or null when no valid key was given. */
+  keyId: string | null
+  keyLabel: string | null
+  method: string
+  /** The route pattern, e.g. `/app/scan/:id`. */
+  route: string
+  /** The id the request acted on (path parameter or posted id), when there is one. */
+  targetId: string | null
+  ip: string
+  status: number
+}
+
+export interface AuditFilter {
+  keyId?: string
+  method?: string
+  /** ISO times, inclusive. */
+  since?: string
+  until?: string
+  status?: number
 }
 
 export interface Page<T> {
@@ -146,4 +184,24 @@ export interface Store {
   touchApiKey(hash: string, at: string): Promise<void>
   /** Delete every expired key's records (listing and reading also drop those they meet); returns how many. */
   purgeExpiredApiKeys(now?: number): Promise<number>
+  /** Change a key's role or scope; null when no key has that id. Tells every process (topic API_KEYS_TOPIC). */
+  updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>
+
+  /** Append to the audit log, dropping entries older than `retentionMs`. Entries are never changed. */
+  appendAudit(entry: AuditEntry, retentionMs: number): Promise<void>
+  /** Newest first. */
+  listAudit(opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>>
+}
+
+/** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */
+export const API_KEYS_TOPIC = 'apikeys'
+
+/** Whether an audit entry passes a filter (both backends filter the same way). */
+export function auditMatches (e: AuditEntry, f: AuditFilter): boolean {
+  if (f.keyId !== undefined && e.keyId !== f.keyId) return false
+  if (f.method !== undefined && e.method !== f.method.toUpperCase()) return false
+  if (f.status !== undefined && e.status !== f.status) return false
+  if (f.since !== undefined && Date.parse(e.at) < Date.parse(f.since)) return false
+  if (f.until !== undefined && Date.parse(e.at) > Date.parse(f.until)) return false
+  return true
 }

@@ -15,6 +15,7 @@ import { matchService, productsOf } from '../match/service'
 import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
+import { scopeFor } from '../access'
 
 export interface ScanJobData {
   scanId: string
@@ -99,7 +100,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     let excluded: { address: string, reason: string }[]
     try {
       template = getTemplate(scan.template, scan.ports)
-      ;({ hosts, excluded } = await expandTargets(scan.targets, { maxHosts: config.MAX_HOSTS, scope }))
+      ;({ hosts, excluded } = await expandTargets(scan.targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
     } catch (err) {
       throw new PermanentScanError((err as Error).message)
     }

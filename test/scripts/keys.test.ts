@@ -56,3 +56,27 @@ test('npm run keys: clear errors', async (t) => {
   t.equal(badLife.code, 2)
   t.match(badLife.stderr, /--expires 'soon'/)
 })
+
+test('npm run keys: roles and scopes, created and changed from the command line', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
+  const { app, config } = await build(t, 'redis')
+  const env = { REDIS_URL: config.REDIS_URL!, REDIS_PREFIX: config.REDIS_PREFIX }
+  const created = await keys(env, 'create', '--label', 'team', '--role', 'reader', '--scope', '127.30.0.0/16', '--json')
+  t.equal(created.code, 0, created.stderr)
+  const key = JSON.parse(created.stdout)
+  t.match(key, { role: 'reader', scope: ['127.30.0.0/16'] })
+  const h = { 'x-api-key': key.key }
+  const scan = { targets: [{ value: '127.30.0.1', type: 'single_ip' }] }
+  t.equal((await app.inject({ method: 'POST', url: '/app/scan', headers: h, payload: scan })).statusCode, 403, 'a reader may not post')
+  const updated = await keys(env, 'update', key.id, '--role', 'operator', '--json')
+  t.equal(updated.code, 0, updated.stderr)
+  t.match(JSON.parse(updated.stdout), { role: 'operator', scope: ['127.30.0.0/16'] })
+  t.equal((await app.inject({ method: 'POST', url: '/app/scan', headers: h, payload: scan })).statusCode, 200, 'the running API sees the change at once')
+  t.match((await keys(env, 'list')).stdout, /operator scope 127\.30\.0\.0\/16/)
+  const bad = await keys(env, 'create', '--label', 'x', '--role', 'root')
+  t.equal(bad.code, 2)
+  t.match(bad.stderr, /--role 'root'/)
+  const badScope = await keys(env, 'update', key.id, '--scope', 'nowhere')
+  t.equal(badScope.code, 2)
+  t.match(badScope.stderr, /--scope/)
+})

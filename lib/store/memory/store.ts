@@ -1,6 +1,7 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { isTerminal, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
+import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
 
 export class MemoryStore implements Store {
@@ -12,6 +13,10 @@ export class MemoryStore implements Store {
   protected batchProgress = new Map<string, Map<number, { hostsDone: number, portsDone: number }>>()
   protected batchDone = new Map<string, Map<number, BatchSummary>>()
   protected pending = new Map<string, Set<string>>()
+  /** Oldest first. */
+  protected audit: AuditEntry[] = []
+
+  constructor (private readonly invalidation?: InvalidationChannel) {}
   /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
   readonly events = new ScanEventHub()
 
@@ -103,7 +108,7 @@ export class MemoryStore implements Store {
   }
 
   async createApiKey (key: ApiKeyRecord): Promise<void> {
-    this.keys.set(key.hash, { ...key })
+    this.keys.set(key.hash, structuredClone(key))
   }
 
   async findApiKey (hash: string): Promise<ApiKeyRecord | null> {
@@ -113,7 +118,7 @@ export class MemoryStore implements Store {
       this.keys.delete(hash)
       return null
     }
-    return { ...k }
+    return structuredClone(k)
   }
 
   async purgeExpiredApiKeys (now = Date.now()): Promise<number> {
@@ -129,17 +134,42 @@ export class MemoryStore implements Store {
 
   async listApiKeys (): Promise<ApiKeyRecord[]> {
     await this.purgeExpiredApiKeys()
-    return [...this.keys.values()].map((k) => ({ ...k })).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+    return [...this.keys.values()].map((k) => structuredClone(k)).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   }
 
   async deleteApiKey (id: string): Promise<boolean> {
     for (const [hash, k] of this.keys) {
       if (k.id === id) {
         this.keys.delete(hash)
+        await this.invalidation?.publish(API_KEYS_TOPIC, id)
         return true
       }
     }
     return false
+  }
+
+  async updateApiKey (id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null> {
+    for (const k of this.keys.values()) {
+      if (k.id !== id) continue
+      if (patch.role !== undefined) k.role = patch.role
+      if (patch.scope !== undefined) k.scope = [...patch.scope]
+      await this.invalidation?.publish(API_KEYS_TOPIC, id)
+      return structuredClone(k)
+    }
+    return null
+  }
+
+  async appendAudit (entry: AuditEntry, retentionMs: number): Promise<void> {
+    const cutoff = Date.now() - retentionMs
+    let drop = 0
+    while (drop < this.audit.length && Date.parse(this.audit[drop].at) < cutoff) drop++
+    if (drop > 0) this.audit.splice(0, drop)
+    this.audit.push({ ...entry })
+  }
+
+  async listAudit (opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>> {
+    const matching = this.audit.filter((e) => auditMatches(e, opts)).reverse()
+    return { items: matching.slice(opts.offset, opts.offset + opts.limit).map((e) => ({ ...e })), total: matching.length }
   }
 
   async touchApiKey (hash: string, at: string): Promise<void> {

@@ -1,9 +1,10 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import type { ApiKeyRecord, BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
+import { channelName } from '../../invalidation'
 import { scanEventsChannel } from '../../scan-events'
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
@@ -268,12 +269,47 @@ export class RedisStore implements Store {
   async deleteApiKey (id: string): Promise<boolean> {
     const hash = await this.redis.hget(this.key('apikeys'), id)
     if (hash === null) return false
+    // Published in the same transaction: no process can miss a revocation that was stored.
     await this.redis.multi()
       .del(this.key('apikey', hash))
       .hdel(this.key('apikeys'), id)
       .hdel(this.key('apikey-used'), hash)
+      .publish(channelName(this.prefix, API_KEYS_TOPIC), id)
       .exec()
     return true
+  }
+
+  async updateApiKey (id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null> {
+    const hash = await this.redis.hget(this.key('apikeys'), id)
+    if (hash === null) return null
+    const raw = await this.redis.get(this.key('apikey', hash))
+    if (raw === null) return null
+    const k = JSON.parse(raw) as ApiKeyRecord
+    if (patch.role !== undefined) k.role = patch.role
+    if (patch.scope !== undefined) k.scope = [...patch.scope]
+    // XX: a key revoked meanwhile stays revoked; KEEPTTL: its expiry stays.
+    const [[, set]] = await this.redis.multi()
+      .set(this.key('apikey', hash), JSON.stringify(k), 'KEEPTTL', 'XX')
+      .publish(channelName(this.prefix, API_KEYS_TOPIC), id)
+      .exec() as [[null, string | null], unknown]
+    return set === 'OK' ? k : null
+  }
+
+  async appendAudit (entry: AuditEntry, retentionMs: number): Promise<void> {
+    const at = Date.parse(entry.at)
+    await this.redis.multi()
+      .zadd(this.key('audit'), at, JSON.stringify(entry))
+      .zremrangebyscore(this.key('audit'), '-inf', `(${Date.now() - retentionMs}`)
+      .exec()
+  }
+
+  async listAudit (opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>> {
+    const max = opts.until === undefined ? '+inf' : String(Date.parse(opts.until))
+    const min = opts.since === undefined ? '-inf' : String(Date.parse(opts.since))
+    // The time window is narrowed in Redis; the log is bounded by its retention, so the rest is filtered here.
+    const raws = await this.redis.zrevrangebyscore(this.key('audit'), max, min)
+    const matching = raws.map((r) => JSON.parse(r) as AuditEntry).filter((e) => auditMatches(e, opts))
+    return { items: matching.slice(opts.offset, opts.offset + opts.limit), total: matching.length }
   }
 
   async touchApiKey (hash: string, at: string): Promise<void> {

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
-import { ConflictError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
+import { ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
 import { isTerminal, type ScanStatus } from '../../../lib/store/types'
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
+import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
 
 // Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
@@ -27,13 +28,18 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
         'Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same ' +
         '200 and creates nothing; the same `id` with another body is a 409.',
       body: ref(ScanRequestSchema),
-      response: { 200: reply(ScanAckSchema, 'Accepted and queued (or already queued by the same request)'), ...errors(400, 401, 409, 413, 415, 429, 503) }
+      response: { 200: reply(ScanAckSchema, 'Accepted and queued (or already queued by the same request)'), ...errors(400, 401, 403, 409, 413, 415, 429, 503) }
     }
   }, async (request) => {
     const problem = scanRequestProblem(request.body, limits)
     if (problem !== null) throw problem.scope ? new ScopeError(problem.message) : new TargetError(problem.message)
+    const keyScope = request.principal?.scope ?? []
+    const outside = keyScopeProblem(request.body.targets, keyScope)
+    if (outside !== null) throw new KeyScopeError(outside)
     const record = newScanRecord(request.body, request.principal?.id ?? 'unknown')
+    if (keyScope.length > 0) record.keyScope = [...keyScope]
     const { created, scan } = await fastify.store.createScan(record)
+    request.auditTarget = scan.id
     if (!created && scan.requestHash !== record.requestHash) {
       throw new ConflictError(`A scan with id '${record.id}' already exists with a different request`)
     }
