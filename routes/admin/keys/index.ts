@@ -96,7 +96,7 @@ const keys: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Takes effect on the very next request, on every API instance. Scans already queued keep the scope they were posted with.',
       params: ApiKeyIdParamsSchema,
       body: ref(ApiKeyPatchSchema),
-      response: { 200: reply(ApiKeySchema, 'The key as it is now'), ...errors(400, 401, 403, 404, 429, 503) }
+      response: { 200: reply(ApiKeySchema, 'The key as it is now'), ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
     }
   }, async (request) => {
     const scope = checkedScope(request.body.scope)
