@@ -30,6 +30,19 @@ export function channelName (prefix: string, topic: string): string {
   return `${prefix}:invalidate:${topic}`
 }
 
+/** The one way both channels wait for their own message to come back. */
+function awaitMessage (channel: InvalidationChannel, topic: string, message: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const stop = channel.subscribe(topic, (m) => {
+      if (m !== message) return
+      clearTimeout(timer)
+      stop()
+      resolve(true)
+    })
+    const timer = setTimeout(() => { stop(); resolve(false) }, timeoutMs)
+  })
+}
+
 export class MemoryInvalidation implements InvalidationChannel {
   private readonly emitter = new EventEmitter()
 
@@ -47,15 +60,7 @@ export class MemoryInvalidation implements InvalidationChannel {
   }
 
   received (topic: string, message: string, timeoutMs: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const stop = this.subscribe(topic, (m) => {
-        if (m !== message) return
-        clearTimeout(timer)
-        stop()
-        resolve(true)
-      })
-      const timer = setTimeout(() => { stop(); resolve(false) }, timeoutMs)
-    })
+    return awaitMessage(this, topic, message, timeoutMs)
   }
 
   live (): boolean {
@@ -112,15 +117,7 @@ export class RedisInvalidation implements InvalidationChannel {
 
   received (topic: string, message: string, timeoutMs: number): Promise<boolean> {
     if (!this.live(topic)) return Promise.resolve(false)
-    return new Promise((resolve) => {
-      const stop = this.subscribe(topic, (m) => {
-        if (m !== message) return
-        clearTimeout(timer)
-        stop()
-        resolve(true)
-      })
-      const timer = setTimeout(() => { stop(); resolve(false) }, timeoutMs)
-    })
+    return awaitMessage(this, topic, message, timeoutMs)
   }
 
   live (topic: string): boolean {

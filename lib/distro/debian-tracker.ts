@@ -10,8 +10,8 @@ import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import type { Entry, SourceStore } from '../sources/source-store'
 import {
-  CVE_ID, distroKey, distroMetaKey, distroTable, encodeEntries,
-  type DistroCveEntry, type DistroImportMeta, type DistroImportResult
+  CVE_ID, distroKey, distroTable, encodeEntries, finishDistroImport,
+  type DistroCveEntry, type DistroImportResult
 } from './entries'
 
 export const DEBIAN_TRACKER_URL = 'https://security-tracker.debian.org/tracker/data/json'
@@ -196,16 +196,6 @@ export async function importDebianTracker (source: string | Readable, store: Sou
   if (failure) {
     throw new Error(`cannot import the Debian security tracker data from ${where}: ${(failure as Error).message}`)
   }
-  if (result.skipped > result.errors.length) result.errors.push(`… and ${result.skipped - result.errors.length} more`)
-  const meta: DistroImportMeta = {
-    importedAt: new Date().toISOString(),
-    from: opts.from ?? (typeof source === 'string' ? source : 'stream'),
-    packages: result.packages,
-    cves: result.cves
-  }
-  if (opts.etag) meta.etag = opts.etag
-  if (opts.lastModified) meta.lastModified = opts.lastModified
-  await store.setMeta(distroMetaKey('debian'), JSON.stringify(meta))
-  await store.flush()
+  await finishDistroImport(store, 'debian', result, opts.from ?? (typeof source === 'string' ? source : 'stream'), opts)
   return result
 }

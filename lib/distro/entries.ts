@@ -123,3 +123,14 @@ export interface DistroImportResult {
 }
 
 export const CVE_ID = /^CVE-\d{4}-\d{4,}$/
+
+/** Record what an import of one family brought in (for /health, and the next sync's conditional GET), and make it durable. */
+export async function finishDistroImport (store: SourceStore, family: DistroFamily, result: DistroImportResult,
+  from: string, validators: { etag?: string, lastModified?: string }): Promise<void> {
+  if (result.skipped > result.errors.length) result.errors.push(`… and ${result.skipped - result.errors.length} more`)
+  const meta: DistroImportMeta = { importedAt: new Date().toISOString(), from, packages: result.packages, cves: result.cves }
+  if (validators.etag) meta.etag = validators.etag
+  if (validators.lastModified) meta.lastModified = validators.lastModified
+  await store.setMeta(distroMetaKey(family), JSON.stringify(meta))
+  await store.flush()
+}

@@ -7,8 +7,8 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Entry, SourceStore } from '../sources/source-store'
 import {
-  CVE_ID, distroKey, distroMetaKey, distroTable, encodeEntries,
-  type DistroCveEntry, type DistroImportMeta, type DistroImportResult
+  CVE_ID, distroKey, distroTable, encodeEntries, finishDistroImport,
+  type DistroCveEntry, type DistroImportResult
 } from './entries'
 import { UBUNTU_RELEASES } from './package'
 
@@ -154,16 +154,6 @@ export async function importUbuntuOsv (sources: string | string[], store: Source
     if (batch.length) yield batch
   }
   await store.replace(distroTable('ubuntu'), batches())
-  if (result.skipped > result.errors.length) result.errors.push(`… and ${result.skipped - result.errors.length} more`)
-  const meta: DistroImportMeta = {
-    importedAt: new Date().toISOString(),
-    from: opts.from ?? list.join(', '),
-    packages: result.packages,
-    cves: result.cves
-  }
-  if (opts.etag) meta.etag = opts.etag
-  if (opts.lastModified) meta.lastModified = opts.lastModified
-  await store.setMeta(distroMetaKey('ubuntu'), JSON.stringify(meta))
-  await store.flush()
+  await finishDistroImport(store, 'ubuntu', result, opts.from ?? list.join(', '), opts)
   return result
 }
