@@ -1,6 +1,6 @@
 // Findings as CSV (RFC 4180) for spreadsheets and ticketing imports, built page by page so an export of every
 // finding never sits in memory at once.
-import type { FindingQuery, FindingRecord, ResultsStore } from './store/results-types'
+import type { FindingExportQuery, FindingRecord, ResultsStore } from './store/results-types'
 
 export const CSV_COLUMNS = [
   'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',
@@ -50,17 +50,17 @@ export function findingCsvRow (f: FindingRecord): string {
 const CHUNK = 500
 
 /** The header row, then every finding the query matches (from its offset, at most its limit when given). */
-export async function * findingsCsv (store: ResultsStore, query: Omit<FindingQuery, 'limit'> & { limit?: number }): AsyncGenerator<string> {
+export async function * findingsCsv (store: ResultsStore, query: FindingExportQuery): AsyncGenerator<string> {
   yield csvRow([...CSV_COLUMNS])
-  let remaining = query.limit ?? Infinity
-  let offset = query.offset
-  while (remaining > 0) {
-    const limit = Math.min(CHUNK, remaining)
-    const page = await store.listFindings({ ...query, limit, offset })
-    if (page.items.length === 0) return
-    yield page.items.map(findingCsvRow).join('')
-    offset += page.items.length
-    remaining -= page.items.length
-    if (page.items.length < limit) return
+  let chunk = ''
+  let rows = 0
+  for await (const f of store.streamFindings(query)) {
+    chunk += findingCsvRow(f)
+    if (++rows === CHUNK) {
+      yield chunk
+      chunk = ''
+      rows = 0
+    }
   }
+  if (chunk !== '') yield chunk
 }

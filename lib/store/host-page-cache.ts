@@ -14,10 +14,12 @@ export function withHostPageCache (inner: ResultsStore, maxEntries = 256): Resul
   const pages = new Map<string, Entry>()
   return {
     recordHost: (write) => inner.recordHost(write),
+    recordHosts: (writes) => inner.recordHosts(writes),
     getHost: (address) => inner.getHost(address),
     hostsRevision: () => inner.hostsRevision(),
     deleteHost: (address) => inner.deleteHost(address),
     listFindings: (query) => inner.listFindings(query),
+    streamFindings: (query) => inner.streamFindings(query),
     getFinding: (id) => inner.getFinding(id),
     decideFinding: (id, status, comment, by) => inner.decideFinding(id, status, comment, by),
     hostsForCve: (cveId) => inner.hostsForCve(cveId),

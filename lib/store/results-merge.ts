@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import { addressSortKey, normalizeAddress } from '../addresses'
 import type { HostRecord, HostPort } from './types'
-import type { ExploitUpdate, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
+import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
@@ -295,7 +295,7 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
   }
 }
 
-export function findingMatches (f: FindingRecord, q: FindingQuery): boolean {
+export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolean {
   if (q.severity !== undefined && f.severity !== q.severity) return false
   if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false
   if (q.minEpss !== undefined && (f.epss === null || f.epss.score < q.minEpss)) return false

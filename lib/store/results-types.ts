@@ -149,9 +149,20 @@ export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, ExploitUpd
 /** New KEV and EPSS data of a CVE; without `kev`, the KEV data a finding holds stays. */
 export interface ExploitUpdate { kev?: Kev | null, epss: Epss | null }
 
+/** What one host write changed. */
+export interface RecordCounts { newFindings: number, fixed: number, reopened: number }
+
+/** A finding list to read whole (an export): the filters and order of FindingQuery, the paging optional. */
+export type FindingExportQuery = Omit<FindingQuery, 'limit' | 'offset'> & { limit?: number, offset?: number }
+
 export interface ResultsStore {
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */
-  recordHost(write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }>
+  recordHost(write: HostScanWrite): Promise<RecordCounts>
+  /**
+   * Several hosts at once (a worker's batch), with the result of recordHost on each in turn: one transaction
+   * where the backend has them, so a batch is stored whole or not at all.
+   */
+  recordHosts(writes: HostScanWrite[]): Promise<RecordCounts[]>
   /** A page of hosts. The records may be shared with other readers (a cache): read them, do not change them. */
   listHosts(query: HostQuery): Promise<Page<HostRecord>>
   getHost(address: string): Promise<HostRecord | null>
@@ -160,6 +171,11 @@ export interface ResultsStore {
   /** Delete the host and its findings; false when unknown. */
   deleteHost(address: string): Promise<boolean>
   listFindings(query: FindingQuery): Promise<Page<FindingRecord>>
+  /**
+   * Every finding the query matches, in its order, read from one consistent view: findings written during the
+   * read are neither skipped nor repeated, and memory stays flat however many there are.
+   */
+  streamFindings(query: FindingExportQuery): AsyncIterable<FindingRecord>
   getFinding(id: string): Promise<FindingRecord | null>
   /** A user's decision, kept by later scans. */
   decideFinding(id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null>

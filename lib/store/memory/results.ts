@@ -1,6 +1,8 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
 import type { HostRecord, Page } from '../types'
-import type { ExploitLookup, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
+import type {
+  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
+} from '../results-types'
 import {
   compareBy, decide, withExploit, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
   hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite
@@ -88,7 +90,7 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   // Everything below runs synchronously between awaits, so each call is atomic like the Redis backend's scripts.
-  async recordHost (write: HostScanWrite): Promise<{ newFindings: number, fixed: number, reopened: number }> {
+  async recordHost (write: HostScanWrite): Promise<RecordCounts> {
     const address = normalizeAddress(write.host.address)
     if (address === null) throw new Error(`not an IP address: ${JSON.stringify(write.host.address).slice(0, 80)}`)
     const merged = mergeHostWrite(this.hosts.get(address)?.record ?? null, this.hostFindings(address), write, address)
@@ -101,6 +103,12 @@ export class MemoryResultsStore implements ResultsStore {
     this.putHost(merged.host)
     this.changed()
     return merged.counts
+  }
+
+  async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
+    const out: RecordCounts[] = []
+    for (const write of writes) out.push(await this.recordHost(write))
+    return out
   }
 
   async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
@@ -138,13 +146,26 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
+    const { all, order } = this.matchingFindings(query)
+    return { items: slice(all, order, query.offset, query.limit).map((f) => structuredClone(f)), total: all.length }
+  }
+
+  /** The matching findings in ascending order of the query's sort, and the order to read them in. */
+  private matchingFindings (query: FindingExportQuery): { all: FindingRecord[], order: 'asc' | 'desc' } {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
     const all = q.host !== undefined
       ? this.hostFindings(q.host).filter((f) => findingMatches(f, q)).sort(compareBy((f) => findingSortValue(f, sort), (f) => f.id, 'asc'))
       : this.findingView(sort).filter((f) => findingMatches(f, q))
-    return { items: slice(all, order, query.offset, query.limit).map((f) => structuredClone(f)), total: all.length }
+    return { all, order }
+  }
+
+  /** Records are replaced, never changed in place, so the matching list taken at the start is a consistent view. */
+  async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
+    const { all, order } = this.matchingFindings(query)
+    const rows = slice(all, order, query.offset ?? 0, query.limit ?? all.length)
+    for (const f of rows) yield structuredClone(f)
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {

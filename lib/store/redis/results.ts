@@ -5,7 +5,9 @@
 // an update.
 import type { Redis } from 'ioredis'
 import type { HostRecord, Page } from '../types'
-import type { ExploitLookup, ExploitUpdate, FindingQuery, FindingRecord, HostQuery, HostScanWrite, ResultsStore } from '../results-types'
+import type {
+  ExploitLookup, ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
+} from '../results-types'
 import {
   decide, withExploit, FINDING_SORT_DEFAULT_ORDER, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostTallies,
   isStanding, mergeHostWrite, riskValue, SEVERITY_RANK, severityScore
@@ -122,6 +124,8 @@ const MAX_ATTEMPTS = 50
 const EXPLOIT_BATCH = 500
 
 type Op = string[]
+
+const STREAM_PAGE = 500
 
 export class RedisResultsStore implements ResultsStore {
   private readonly redis: RedisWithResults
@@ -307,6 +311,26 @@ export class RedisResultsStore implements ResultsStore {
       if (await this.apply(key, state.rev, ops, true)) return true
     }
     throw new Error(`could not delete ${key}: it kept changing under concurrent writes`)
+  }
+
+  async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
+    const out: RecordCounts[] = []
+    for (const write of writes) out.push(await this.recordHost(write))
+    return out
+  }
+
+  /** Page by page: rows written during the read may shift a page (this store has no snapshot to read from). */
+  async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
+    let remaining = query.limit ?? Infinity
+    let offset = query.offset ?? 0
+    while (remaining > 0) {
+      const limit = Math.min(STREAM_PAGE, remaining)
+      const page = await this.listFindings({ ...query, limit, offset })
+      yield * page.items
+      offset += page.items.length
+      remaining -= page.items.length
+      if (page.items.length < limit) return
+    }
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
