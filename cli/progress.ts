@@ -30,7 +30,7 @@ function bar (percent: number, width: number): string {
  * makes some terminals wrap, and a wrapped line is not redrawn in place.
  */
 export function progressLine (id: string, p: ProgressState, columns: number): string {
-  const budget = Math.max(20, columns - 1)
+  const budget = columns - 1
   const core = `${String(Math.floor(p.percent)).padStart(3)}% | ${p.status} | hosts ${p.hostsDone}/${p.hostsTotal}`
   const ports = ` | ports ${p.portsDone}/${p.portsTotal}`
 
@@ -45,7 +45,8 @@ export function progressLine (id: string, p: ProgressState, columns: number): st
     const left = budget - core.length - tail.length - 1
     if (left >= Math.min(ID_MIN, id.length)) return `${shortenId(id, left)} ${core}${tail}`
   }
-  return core.slice(0, budget)
+  // Too narrow for any id: the core alone, which is never cut (a wrapped line beats a lost host count).
+  return core.trimStart()
 }
 
 /** The terminal's width: the stream's own, else $COLUMNS, else 80. */
