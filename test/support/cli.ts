@@ -52,6 +52,8 @@ export interface PtyRun {
   waitFor: (pattern: RegExp, ms?: number) => Promise<void>
   /** The exit status of the CLI. */
   done: Promise<number>
+  /** Ends the terminal and the CLI in it (for a test's teardown). */
+  kill: () => void
 }
 
 /**
@@ -92,13 +94,20 @@ export function cliInPty (args: string[], env: Record<string, string | undefined
       waiters.add(check)
       check()
     }),
-    done
+    done,
+    kill: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') }
   }
 }
 
-/** What a terminal shows, line by line: redraws (\r) keep only their last state; colour and cursor codes are dropped. */
+/**
+ * What a terminal shows, line by line: a redraw (carriage return, cursor restore, cursor to a column) starts the
+ * line again, so each drawn state is one entry; colour and other control codes are dropped.
+ */
 export function screenLines (raw: string): string[] {
-  // eslint-disable-next-line no-control-regex
-  const plain = raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
-  return plain.split('\n').flatMap((line) => line.split('\r')).filter((l) => l !== '')
+  /* eslint-disable no-control-regex */
+  return raw
+    .replace(/\x1b[78]|\x1b\[\d*G/g, '\r')
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+    /* eslint-enable no-control-regex */
+    .split('\n').flatMap((line) => line.split('\r')).filter((l) => l !== '')
 }
