@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { finding, write } from '../support/results'
-import { cli, listen, loopbackAddress } from '../support/cli'
+import { cli, listen } from '../support/cli'
+import { loopbackAddress } from '../support/loopback'
 import { redisServerAvailable } from '../support/redis-server'
 
 const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import { loopbackAddress } from './loopback'
 
 export const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 export const SCRIPT = '/usr/bin/script'
@@ -25,12 +26,6 @@ export function cli (args: string[], env: Record<string, string | undefined> = {
       resolve({ code, stdout, stderr })
     })
   })
-}
-
-/** A random 127.x.y.z address other than 127.0.0.1, where this machine's own services listen. */
-export function loopbackAddress (): string {
-  const n = (lo: number, hi: number): number => lo + Math.floor(Math.random() * (hi - lo + 1))
-  return `127.${n(1, 254)}.${n(0, 254)}.${n(1, 254)}`
 }
 
 /** Starts the app on a random loopback address; returns its URL and address. */
