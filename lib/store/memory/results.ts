@@ -15,11 +15,13 @@ import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
 
 const EXPLOIT_BATCH = 1000
+/** Distinct texts (and small objects) kept for sharing before the table starts afresh. */
+const TEXTS_MAX = 200_000
+const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
 
 type HostSort = NonNullable<HostQuery['sort']>
 type FindingSort = NonNullable<FindingQuery['sort']>
 const HOST_SORTS: readonly HostSort[] = ['lastSeen', 'address', 'findings', 'severity']
-const FINDING_SORTS: readonly FindingSort[] = ['cvss', 'lastSeen', 'firstSeen', 'risk']
 
 /** One host: its current record and what the filters and orders read of it. Lives as long as the host. */
 interface HostEntry {
@@ -33,13 +35,16 @@ interface HostEntry {
   findings: Map<string, FindingEntry>
 }
 
-/** One finding: its current record and its sort values. Lives as long as the finding. */
+/** One finding: its current record and its sort values (fields of their own: no object per key). Lives as long as the finding. */
 interface FindingEntry {
   record: FindingRecord
   id: string
   /** The id's first 13 hex digits as a number: ties compare numbers first, the id text only on a clash. */
   tie: number
-  keys: Record<FindingSort, number>
+  cvss: number
+  lastSeen: number
+  firstSeen: number
+  risk: number
 }
 
 function compareText (a: string, b: string): number {
@@ -56,8 +61,15 @@ function hostOrder (sort: HostSort): (a: HostEntry, b: HostEntry) => number {
   }
 }
 
+const FINDING_ORDERS: Record<FindingSort, (a: FindingEntry, b: FindingEntry) => number> = {
+  cvss: (a, b) => (a.cvss - b.cvss) || (a.tie - b.tie) || compareText(a.id, b.id),
+  lastSeen: (a, b) => (a.lastSeen - b.lastSeen) || (a.tie - b.tie) || compareText(a.id, b.id),
+  firstSeen: (a, b) => (a.firstSeen - b.firstSeen) || (a.tie - b.tie) || compareText(a.id, b.id),
+  risk: (a, b) => (a.risk - b.risk) || (a.tie - b.tie) || compareText(a.id, b.id)
+}
+
 function findingOrder (sort: FindingSort): (a: FindingEntry, b: FindingEntry) => number {
-  return (a, b) => (a.keys[sort] - b.keys[sort]) || (a.tie - b.tie) || compareText(a.id, b.id)
+  return FINDING_ORDERS[sort]
 }
 
 function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
@@ -196,18 +208,17 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   private putFinding (host: HostEntry, record: FindingRecord): void {
+    this.compact(record)
     Object.freeze(record)
-    const keys = {
-      cvss: findingSortValue(record, 'cvss'),
-      lastSeen: findingSortValue(record, 'lastSeen'),
-      firstSeen: findingSortValue(record, 'firstSeen'),
-      risk: findingSortValue(record, 'risk')
-    }
+    const cvss = findingSortValue(record, 'cvss')
+    const lastSeen = findingSortValue(record, 'lastSeen')
+    const firstSeen = findingSortValue(record, 'firstSeen')
+    const risk = findingSortValue(record, 'risk')
     if (isHiddenByDefault(record.status)) this.hidden++
     let entry = this.findings.get(record.id)
     if (entry === undefined) {
       // Ids are findingId's hex digits.
-      entry = { record, id: record.id, tie: parseInt(record.id.slice(0, 13), 16), keys }
+      entry = { record, id: record.id, tie: parseInt(record.id.slice(0, 13), 16), cvss, lastSeen, firstSeen, risk }
       this.findings.set(entry.id, entry)
       host.findings.set(entry.id, entry)
       this.byCve.add([record.cveId], entry)
@@ -216,11 +227,70 @@ export class MemoryResultsStore implements ResultsStore {
     }
     if (isHiddenByDefault(entry.record.status)) this.hidden--
     const moved: SortedList<FindingEntry>[] = []
-    for (const [sort, list] of this.findingLists) if (entry.keys[sort] !== keys[sort]) moved.push(list)
+    const e = entry
+    const next = { cvss, lastSeen, firstSeen, risk }
+    for (const [sort, list] of this.findingLists) if (e[sort] !== next[sort]) moved.push(list)
     for (const list of moved) list.delete(entry)
-    entry.keys = keys
+    entry.cvss = cvss
+    entry.lastSeen = lastSeen
+    entry.firstSeen = firstSeen
+    entry.risk = risk
     for (const list of moved) list.insert(entry)
     entry.record = record
+  }
+
+  /**
+   * Findings repeat most of their texts (a CVE's description, a product's CPE and rule, a scan's timestamps):
+   * one copy of each is kept, so that memory grows with what differs. The table is dropped when it grows past
+   * its bound (texts already shared stay shared).
+   */
+  private readonly texts = new Map<string, string>()
+
+  private text<T extends string | null> (s: T): T {
+    if (s === null) return s
+    const known = this.texts.get(s)
+    if (known !== undefined) return known as T
+    if (this.texts.size >= TEXTS_MAX) this.texts.clear()
+    this.texts.set(s, s)
+    return s
+  }
+
+  private shared<T extends object | null> (o: T): T {
+    if (o === null) return o
+    const key = JSON.stringify(o)
+    const known = this.objects.get(key)
+    if (known !== undefined) return known as T
+    if (this.objects.size >= TEXTS_MAX) this.objects.clear()
+    // A copy: the caller's object stays the caller's to change.
+    const copy = Object.freeze(structuredClone(o))
+    this.objects.set(key, copy)
+    return copy
+  }
+
+  private readonly objects = new Map<string, object>()
+
+  private compact (f: FindingRecord): void {
+    f.address = this.text(f.address)
+    f.cveId = this.text(f.cveId)
+    f.cvssVersion = this.text(f.cvssVersion)
+    f.cvssVector = this.text(f.cvssVector)
+    f.description = this.text(f.description)
+    f.product = this.text(f.product)
+    f.version = this.text(f.version)
+    f.matchedCpe = this.text(f.matchedCpe)
+    f.criterion = this.text(f.criterion)
+    f.reason = this.text(f.reason)
+    f.rule = this.text(f.rule)
+    f.confidenceNote = this.text(f.confidenceNote)
+    f.evidence = this.text(f.evidence)
+    f.firstSeen = this.text(f.firstSeen)
+    f.lastSeen = this.text(f.lastSeen)
+    f.lastScanId = this.text(f.lastScanId)
+    f.fixedAt = this.text(f.fixedAt)
+    f.kev = this.shared(f.kev)
+    f.epss = this.shared(f.epss)
+    f.distribution = this.shared(f.distribution)
+    f.requiresPlatform = f.requiresPlatform.length === 0 ? NO_PLATFORMS : this.shared(f.requiresPlatform)
   }
 
   private hostFindings (address: string): FindingRecord[] {
