@@ -384,8 +384,9 @@ export class MemoryResultsStore implements ResultsStore {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
-    if (!findingQueryFilters(q) && this.hidden === 0) {
-      return { items: this.findingList(sort).slice(order, offset, limit).map((f) => f.record), total: this.findings.size }
+    if (!findingQueryFilters(q)) {
+      if (this.hidden === 0) return { items: this.findingList(sort).slice(order, offset, limit).map((f) => f.record), total: this.findings.size }
+      return { items: this.defaultPage(sort, order, offset, limit), total: this.findings.size - this.hidden }
     }
     const matches = findingFilter(q)
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
@@ -405,6 +406,28 @@ export class MemoryResultsStore implements ResultsStore {
       total++
     })
     return { items, total }
+  }
+
+  /**
+   * A page of the default list (every finding but the hidden statuses), whose total is known: walked from
+   * whichever end is nearer, so the first and the last pages cost a page, not a scan.
+   */
+  private defaultPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number): FindingRecord[] {
+    const total = this.findings.size - this.hidden
+    const end = Math.min(total, offset + limit)
+    if (offset >= end) return []
+    const fromEnd = offset > total - end
+    // From the far end, the page is the items at positions total - end .. total - offset of the reverse order.
+    const start = fromEnd ? total - end : offset
+    const want = end - offset
+    const out: FindingRecord[] = []
+    let seen = 0
+    this.findingList(sort).walk(fromEnd ? (order === 'asc' ? 'desc' : 'asc') : order, 0, (f) => {
+      if (isHiddenByDefault(f.record.status)) return
+      if (seen++ >= start) out.push(f.record)
+      return out.length < want
+    })
+    return fromEnd ? out.reverse() : out
   }
 
   /**

@@ -106,6 +106,11 @@ test('lists equal a plain sort of every record after many interleaved changes', 
         t.same(got.items.map((f) => f.id), expected.map((f) => f.id), `order of ${JSON.stringify(q)}`)
         const deep = await store.listFindings({ ...q, limit: 7, offset: 13 })
         t.same(deep.items.map((f) => f.id), expected.slice(13, 20).map((f) => f.id), `a page inside ${JSON.stringify(q)}`)
+        const tailOffset = Math.max(0, expected.length - 7)
+        const tail = await store.listFindings({ ...q, limit: 10, offset: tailOffset })
+        t.same(tail.items.map((f) => f.id), expected.slice(tailOffset).map((f) => f.id), `the last page of ${JSON.stringify(q)}`)
+        const near = await store.listFindings({ ...q, limit: 5, offset: Math.max(0, expected.length - 12) })
+        t.same(near.items.map((f) => f.id), expected.slice(Math.max(0, expected.length - 12), Math.max(0, expected.length - 7)).map((f) => f.id), `a page near the end of ${JSON.stringify(q)}`)
       }
     }
   }
