@@ -29,7 +29,8 @@ const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distrib
 
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
-  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest('hex').slice(0, 24)
+  // The first 12 bytes as hex: the same text as the digest's first 24 hex digits, without keeping the whole digest.
+  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest().toString('hex', 0, 12)
 }
 
 function bounded (s: string): string {
@@ -145,16 +146,6 @@ export interface MergeResult {
 export function mergeHostWrite (existing: HostRecord | null, current: FindingRecord[], write: HostScanWrite, addressOverride?: string): MergeResult {
   const address = addressOverride ?? write.host.address
   const at = write.at
-  const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
-
-  const scanned = new Set(write.scannedPorts)
-  const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
-  const freshPorts = new Set(fresh.map((p) => p.port))
-  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
-  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
-
-  const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
-  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
 
   const byId = new Map(current.map((f) => [f.id, findingRecord(f)]))
   const counts = { newFindings: 0, fixed: 0, reopened: 0 }
@@ -173,16 +164,8 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
       continue
     }
     const later = Date.parse(at) >= Date.parse(prev.lastSeen)
-    let status = prev.status
-    if (status === 'fixed' && (prev.fixedAt === null || Date.parse(at) > Date.parse(prev.fixedAt))) {
-      // Seen again after a fix: reopened when it is open again, otherwise what the scan concluded.
-      status = nf.observed === 'open' ? 'reopened' : nf.observed
-      if (status === 'reopened') counts.reopened++
-    } else if (!USER_DECIDED.has(status) && status !== 'fixed' && later) {
-      // A user's decision stands; otherwise the newest scan says whether the distribution fixed it or a version showed.
-      if (nf.observed !== 'open') status = nf.observed
-      else if (status === 'fixed_by_distribution' || status === 'potential') status = 'open'
-    }
+    const status = seenAgainStatus(prev.status, prev.fixedAt === null ? null : Date.parse(prev.fixedAt), later, nf.observed, Date.parse(at))
+    if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
     byId.set(id, findingRecord({
       // The newest observation describes the finding (NVD data may have changed since).
       ...(later ? fromNew(nf, address) : prev),
@@ -208,7 +191,26 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const findings = [...byId.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  const host = hostRecord({
+  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts }
+}
+
+/**
+ * The host record after one host's scan write, given the tallies of its findings after the write: ports this
+ * scan covered are replaced, others kept; hostnames accumulate; the newest scan says whether the host is up.
+ */
+export function mergeHostRecord (existing: HostRecord | null, write: HostScanWrite, address: string, tallies: { findingsCount: number, maxSeverity: string | null }): HostRecord {
+  const at = write.at
+  const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
+  const scanned = new Set(write.scannedPorts)
+  const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
+  const freshPorts = new Set(fresh.map((p) => p.port))
+  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
+  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
+
+  const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
+  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
+
+  return hostRecord({
     address,
     hostnames,
     up: newer ? write.host.up : existing.up,
@@ -217,9 +219,27 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
     lastScanId: newer ? write.scanId : existing.lastScanId,
     rttMs: newer ? (write.host.rttMs ?? existing?.rttMs) : existing.rttMs,
     ports,
-    ...hostTallies(findings)
+    ...tallies
   })
-  return { host, findings, counts }
+}
+
+/**
+ * The status of a finding a scan at `atMs` saw again: seen after its fix, it is reopened (or what the scan
+ * concluded); a user's decision stands; otherwise the newest scan (`later`) says whether the distribution fixed
+ * it or a version showed.
+ */
+export function seenAgainStatus (status: FindingStatus, fixedAtMs: number | null, later: boolean, observed: NewFinding['observed'], atMs: number): FindingStatus {
+  if (status === 'fixed' && (fixedAtMs === null || atMs > fixedAtMs)) return observed === 'open' ? 'reopened' : observed
+  if (!USER_DECIDED.has(status) && status !== 'fixed' && later) {
+    if (observed !== 'open') return observed
+    if (status === 'fixed_by_distribution' || status === 'potential') return 'open'
+  }
+  return status
+}
+
+/** Whether a later scan moves a finding of this status to fixed when it no longer sees it on a settled port. */
+export function isSettleable (status: FindingStatus): boolean {
+  return SETTLEABLE.has(status)
 }
 
 function fromNew (nf: NewFinding, address: string): NewFinding {

@@ -1,23 +1,22 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
 // Every sort order is kept as a sorted list updated on each write (an item moves only when its sort value
 // does), and the equality filters that pick few items (host, CVE; port, service, product) have posting lists,
-// so no read re-sorts and no write throws an order away. Records are replaced on every change, never changed
-// in place, so they are handed out as they are (frozen) rather than copied.
+// so no read re-sorts and no write throws an order away. Findings are compact (finding-table.ts): the lists
+// hold slot numbers, filters read typed arrays, and a FindingRecord is built only for what is handed out.
+// Host records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
 import type { HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
 } from '../results-types'
 import {
-  decide, withExploit, FINDING_SORT_DEFAULT_ORDER, findingFilter, findingQueryFilters, findingSortValue, HOST_SORT_DEFAULT_ORDER,
-  hostFacets, hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isHiddenByDefault, isStanding, mergeHostWrite
+  FINDING_SORT_DEFAULT_ORDER, findingId, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
+  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
+import { Finding, FindingTable, toRecord, type FindingSortKey } from './finding-table'
 
 const EXPLOIT_BATCH = 1000
-/** Distinct texts (and small objects) kept for sharing before the table starts afresh. */
-const TEXTS_MAX = 200_000
-const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
 
 type HostSort = NonNullable<HostQuery['sort']>
 type FindingSort = NonNullable<FindingQuery['sort']>
@@ -32,19 +31,8 @@ interface HostEntry {
   ports: number[]
   services: string[]
   products: string[]
-  findings: Map<string, FindingEntry>
-}
-
-/** One finding: its current record and its sort values (fields of their own: no object per key). Lives as long as the finding. */
-interface FindingEntry {
-  record: FindingRecord
-  id: string
-  /** The id's first 13 hex digits as a number: ties compare numbers first, the id text only on a clash. */
-  tie: number
-  cvss: number
-  lastSeen: number
-  firstSeen: number
-  risk: number
+  /** Slots of the host's findings. */
+  slots: number[]
 }
 
 function compareText (a: string, b: string): number {
@@ -61,15 +49,13 @@ function hostOrder (sort: HostSort): (a: HostEntry, b: HostEntry) => number {
   }
 }
 
-const FINDING_ORDERS: Record<FindingSort, (a: FindingEntry, b: FindingEntry) => number> = {
-  cvss: (a, b) => (a.cvss - b.cvss) || (a.tie - b.tie) || compareText(a.id, b.id),
-  lastSeen: (a, b) => (a.lastSeen - b.lastSeen) || (a.tie - b.tie) || compareText(a.id, b.id),
-  firstSeen: (a, b) => (a.firstSeen - b.firstSeen) || (a.tie - b.tie) || compareText(a.id, b.id),
-  risk: (a, b) => (a.risk - b.risk) || (a.tie - b.tie) || compareText(a.id, b.id)
-}
-
-function findingOrder (sort: FindingSort): (a: FindingEntry, b: FindingEntry) => number {
-  return FINDING_ORDERS[sort]
+// Ascending by (value, id): the id's first 13 hex digits as a number first, the id text only on a clash.
+function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b: number) => number {
+  return (a, b) => {
+    const key = table.sortColumn(sort)
+    const tie = table.tie
+    return (key[a] - key[b]) || (tie[a] - tie[b]) || compareText(table.entries[a]!.id, table.entries[b]!.id)
+  }
 }
 
 function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
@@ -96,6 +82,10 @@ class Postings<K, T> {
 
   get (key: K): Set<T> | undefined {
     return this.sets.get(key)
+  }
+
+  keys (): IterableIterator<K> {
+    return this.sets.keys()
   }
 
   add (keys: Iterable<K>, item: T): void {
@@ -134,16 +124,16 @@ function pageOf<T> (ascending: T[], order: 'asc' | 'desc', offset: number, limit
 
 export class MemoryResultsStore implements ResultsStore {
   private readonly hosts = new Map<string, HostEntry>()
-  private readonly findings = new Map<string, FindingEntry>()
-  private readonly byCve = new Postings<string, FindingEntry>()
+  private readonly table = new FindingTable()
+  /** Slot of each finding id. */
+  private readonly slotOf = new Map<string, number>()
+  private readonly byCve = new Postings<string, number>()
   private readonly byPort = new Postings<number, HostEntry>()
   private readonly byService = new Postings<string, HostEntry>()
   private readonly byProduct = new Postings<string, HostEntry>()
   // Each order is built on its first read and kept up to date from then on.
   private readonly hostLists = new Map<HostSort, SortedList<HostEntry>>()
-  private readonly findingLists = new Map<FindingSort, SortedList<FindingEntry>>()
-  /** Findings the default lists leave out: while there are none, an unfiltered list is a plain slice. */
-  private hidden = 0
+  private readonly findingLists = new Map<FindingSort, SortedList<number>>()
   private revision = 0
 
   private hostList (sort: HostSort): SortedList<HostEntry> {
@@ -156,11 +146,11 @@ export class MemoryResultsStore implements ResultsStore {
     return list
   }
 
-  private findingList (sort: FindingSort): SortedList<FindingEntry> {
+  private findingList (sort: FindingSort): SortedList<number> {
     let list = this.findingLists.get(sort)
     if (list === undefined) {
-      list = new SortedList(findingOrder(sort))
-      list.reset([...this.findings.values()])
+      list = new SortedList(findingOrder(this.table, sort))
+      list.reset([...this.slotOf.values()])
       this.findingLists.set(sort, list)
     }
     return list
@@ -178,7 +168,7 @@ export class MemoryResultsStore implements ResultsStore {
     const text = hostSearchText(record)
     let entry = this.hosts.get(record.address)
     if (entry === undefined) {
-      entry = { record, address: record.address, keys, text, ...facets, findings: new Map() }
+      entry = { record, address: record.address, keys, text, ...facets, slots: [] }
       this.hosts.set(entry.address, entry)
       for (const list of this.hostLists.values()) list.insert(entry)
       this.byPort.add(entry.ports, entry)
@@ -207,95 +197,41 @@ export class MemoryResultsStore implements ResultsStore {
     return entry
   }
 
-  private putFinding (host: HostEntry, record: FindingRecord): void {
-    this.compact(record)
-    Object.freeze(record)
-    const cvss = findingSortValue(record, 'cvss')
-    const lastSeen = findingSortValue(record, 'lastSeen')
-    const firstSeen = findingSortValue(record, 'firstSeen')
-    const risk = findingSortValue(record, 'risk')
-    if (isHiddenByDefault(record.status)) this.hidden++
-    let entry = this.findings.get(record.id)
-    if (entry === undefined) {
-      // Ids are findingId's hex digits.
-      entry = { record, id: record.id, tie: parseInt(record.id.slice(0, 13), 16), cvss, lastSeen, firstSeen, risk }
-      this.findings.set(entry.id, entry)
-      host.findings.set(entry.id, entry)
-      this.byCve.add([record.cveId], entry)
-      for (const list of this.findingLists.values()) list.insert(entry)
-      return
+  /** Store a new finding in a new slot. */
+  private addFinding (f: Finding, firstMs: number, lastMs: number): void {
+    this.table.set(f, firstMs, lastMs)
+    this.slotOf.set(f.id, f.slot)
+    this.byCve.add([f.cve.cveId], f.slot)
+    for (const list of this.findingLists.values()) list.insert(f.slot)
+  }
+
+  /** Replace the finding in `next.slot`, moving it in the orders whose value changed. */
+  private replaceFinding (next: Finding, firstMs: number, lastMs: number): void {
+    const t = this.table
+    const s = next.slot
+    const moved: SortedList<number>[] = []
+    for (const [sort, list] of this.findingLists) {
+      if (t.sortColumn(sort)[s] !== FindingTable.key(sort, next, firstMs, lastMs)) {
+        list.delete(s)
+        moved.push(list)
+      }
     }
-    if (isHiddenByDefault(entry.record.status)) this.hidden--
-    const moved: SortedList<FindingEntry>[] = []
-    const e = entry
-    const next = { cvss, lastSeen, firstSeen, risk }
-    for (const [sort, list] of this.findingLists) if (e[sort] !== next[sort]) moved.push(list)
-    for (const list of moved) list.delete(entry)
-    entry.cvss = cvss
-    entry.lastSeen = lastSeen
-    entry.firstSeen = firstSeen
-    entry.risk = risk
-    for (const list of moved) list.insert(entry)
-    entry.record = record
+    t.set(next, firstMs, lastMs)
+    for (const list of moved) list.insert(s)
   }
 
-  /**
-   * Findings repeat most of their texts (a CVE's description, a product's CPE and rule, a scan's timestamps):
-   * one copy of each is kept, so that memory grows with what differs. The table is dropped when it grows past
-   * its bound (texts already shared stay shared).
-   */
-  private readonly texts = new Map<string, string>()
-
-  private text<T extends string | null> (s: T): T {
-    if (s === null) return s
-    const known = this.texts.get(s)
-    if (known !== undefined) return known as T
-    if (this.texts.size >= TEXTS_MAX) this.texts.clear()
-    this.texts.set(s, s)
-    return s
-  }
-
-  private shared<T extends object | null> (o: T): T {
-    if (o === null) return o
-    const key = JSON.stringify(o)
-    const known = this.objects.get(key)
-    if (known !== undefined) return known as T
-    if (this.objects.size >= TEXTS_MAX) this.objects.clear()
-    // A copy: the caller's object stays the caller's to change.
-    const copy = Object.freeze(structuredClone(o))
-    this.objects.set(key, copy)
-    return copy
-  }
-
-  private readonly objects = new Map<string, object>()
-
-  private compact (f: FindingRecord): void {
-    f.address = this.text(f.address)
-    f.cveId = this.text(f.cveId)
-    f.cvssVersion = this.text(f.cvssVersion)
-    f.cvssVector = this.text(f.cvssVector)
-    f.description = this.text(f.description)
-    f.product = this.text(f.product)
-    f.version = this.text(f.version)
-    f.matchedCpe = this.text(f.matchedCpe)
-    f.criterion = this.text(f.criterion)
-    f.reason = this.text(f.reason)
-    f.rule = this.text(f.rule)
-    f.confidenceNote = this.text(f.confidenceNote)
-    f.evidence = this.text(f.evidence)
-    f.firstSeen = this.text(f.firstSeen)
-    f.lastSeen = this.text(f.lastSeen)
-    f.lastScanId = this.text(f.lastScanId)
-    f.fixedAt = this.text(f.fixedAt)
-    f.kev = this.shared(f.kev)
-    f.epss = this.shared(f.epss)
-    f.distribution = this.shared(f.distribution)
-    f.requiresPlatform = f.requiresPlatform.length === 0 ? NO_PLATFORMS : this.shared(f.requiresPlatform)
-  }
-
-  private hostFindings (address: string): FindingRecord[] {
-    const host = this.hosts.get(address)
-    return host === undefined ? [] : [...host.findings.values()].map((f) => f.record)
+  /** Count and max severity of the host's findings that still stand, as results-merge's hostTallies. */
+  private tallies (slots: number[]): { findingsCount: number, maxSeverity: string | null } {
+    let count = 0
+    let max: string | null = null
+    for (const s of slots) {
+      const f = this.table.entries[s]!
+      if (!isStanding(f.status)) continue
+      count++
+      const severity = f.cve.severity
+      if (max === null || SEVERITY_RANK[severity] > SEVERITY_RANK[max]) max = severity
+    }
+    return { findingsCount: count, maxSeverity: max }
   }
 
   // Everything below runs synchronously between awaits, so each call is atomic like the Redis backend's scripts.
@@ -303,14 +239,73 @@ export class MemoryResultsStore implements ResultsStore {
     return this.record(write)
   }
 
+  /**
+   * results-merge's mergeHostWrite on the compact findings: the same rules, applied in place to the slots of
+   * the host's findings, with a new Finding only for those that change.
+   */
   private record (write: HostScanWrite): RecordCounts {
     const address = normalizeAddress(write.host.address)
     if (address === null) throw new Error(`not an IP address: ${JSON.stringify(write.host.address).slice(0, 80)}`)
-    const merged = mergeHostWrite(this.hosts.get(address)?.record ?? null, this.hostFindings(address), write, address)
-    const host = this.putHost(merged.host)
-    for (const f of merged.findings) this.putFinding(host, f)
+    const t = this.table
+    const host = this.hosts.get(address)
+    const before = host?.slots ?? []
+    const slots = before.slice()
+    const at = write.at
+    const atMs = Date.parse(at)
+    const scanId = write.scanId
+    const counts = { newFindings: 0, fixed: 0, reopened: 0 }
+    const seen = new Set<string>()
+    for (const nf of write.findings) {
+      const id = findingId(address, nf.port, nf.cveId)
+      if (seen.has(id)) continue
+      seen.add(id)
+      const slot = this.slotOf.get(id)
+      if (slot === undefined) {
+        const s = t.allocate(id)
+        this.addFinding(new Finding(s, id, address, nf.port, t.cveOf(nf), t.productOf(nf), t.ruleOf(nf), nf.observed ?? 'open', nf.observed,
+          at, at, scanId, null, null, null, null), atMs, atMs)
+        slots.push(s)
+        if (nf.observed === 'open') counts.newFindings++
+        continue
+      }
+      const prev = t.entries[slot]!
+      const prevFirst = t.firstSeen[slot]
+      const prevLast = t.lastSeen[slot]
+      const later = atMs >= prevLast
+      const fixedAtMs = prev.status === 'fixed' && prev.fixedAt !== null ? Date.parse(prev.fixedAt) : null
+      const status = seenAgainStatus(prev.status, fixedAtMs, later, nf.observed, atMs)
+      if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
+      // The newest observation describes the finding (NVD data may have changed since).
+      const cve = later ? t.cveOf(nf) : prev.cve
+      const product = later ? t.productOf(nf) : prev.product
+      const rule = later ? t.ruleOf(nf) : prev.rule
+      const observed = later ? nf.observed ?? 'open' : prev.observed
+      const firstSeen = prevFirst <= atMs ? prev.firstSeen : at
+      const lastSeen = prevLast >= atMs ? prev.lastSeen : at
+      const lastScanId = later ? scanId : prev.lastScanId
+      if (cve === prev.cve && product === prev.product && rule === prev.rule && observed === prev.observed && status === prev.status &&
+        firstSeen === prev.firstSeen && lastSeen === prev.lastSeen && lastScanId === prev.lastScanId) continue
+      this.replaceFinding(new Finding(slot, id, prev.address, prev.port, cve, product, rule, observed, status, firstSeen, lastSeen, lastScanId,
+        prev.fixedAt, prev.comment, prev.decidedBy, prev.decidedAt), Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
+    }
+
+    if (write.settledPorts.length > 0) {
+      const settled = new Set(write.settledPorts)
+      for (const s of before) {
+        const f = t.entries[s]!
+        if (seen.has(f.id) || !settled.has(f.port)) continue
+        if (!isSettleable(f.status)) continue
+        if (t.lastSeen[s] > atMs) continue
+        this.replaceFinding(new Finding(s, f.id, f.address, f.port, f.cve, f.product, f.rule, f.observed, 'fixed', f.firstSeen, f.lastSeen,
+          f.lastScanId, at, f.comment, f.decidedBy, f.decidedAt), t.firstSeen[s], t.lastSeen[s])
+        counts.fixed++
+      }
+    }
+
+    const entry = this.putHost(mergeHostRecord(host?.record ?? null, write, address, this.tallies(slots)))
+    entry.slots = slots
     this.revision++
-    return merged.counts
+    return counts
   }
 
   async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
@@ -340,14 +335,8 @@ export class MemoryResultsStore implements ResultsStore {
       const all = [...smallest].filter(matches).sort(hostOrder(sort))
       return { items: pageOf(all, order, offset, limit).map((h) => h.record), total: all.length }
     }
-    const items: HostRecord[] = []
-    let total = 0
-    this.hostList(sort).walk(order, 0, (h) => {
-      if (!matches(h)) return
-      if (total >= offset && items.length < limit) items.push(h.record)
-      total++
-    })
-    return { items, total }
+    const { items, total } = this.hostList(sort).select(order, offset, limit, matches)
+    return { items: items.map((h) => h.record), total }
   }
 
   async hostsRevision (): Promise<string> {
@@ -361,11 +350,12 @@ export class MemoryResultsStore implements ResultsStore {
   async deleteHost (address: string): Promise<boolean> {
     const entry = this.hosts.get(normalizeAddress(address) ?? address)
     if (entry === undefined) return false
-    for (const f of entry.findings.values()) {
-      for (const list of this.findingLists.values()) list.delete(f)
-      this.byCve.remove([f.record.cveId], f)
-      if (isHiddenByDefault(f.record.status)) this.hidden--
-      this.findings.delete(f.id)
+    for (const s of entry.slots) {
+      const f = this.table.entries[s]!
+      for (const list of this.findingLists.values()) list.delete(s)
+      this.byCve.remove([f.cve.cveId], s)
+      this.slotOf.delete(f.id)
+      this.table.release(s)
     }
     for (const list of this.hostLists.values()) list.delete(entry)
     this.byPort.remove(entry.ports, entry)
@@ -377,96 +367,108 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
-    return this.findingPage(query, query.offset, query.limit)
+    const { slots, total } = this.findingPage(query, query.offset, query.limit)
+    const entries = this.table.entries
+    return { items: slots.map((s) => toRecord(entries[s]!)), total }
   }
 
-  private findingPage (query: FindingExportQuery, offset: number, limit: number): Page<FindingRecord> {
+  /** The slots of a page of findings, and how many the query matches. */
+  private findingPage (query: FindingExportQuery, offset: number, limit: number): { slots: number[], total: number } {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
+    const t = this.table
     if (!findingQueryFilters(q)) {
-      if (this.hidden === 0) return { items: this.findingList(sort).slice(order, offset, limit).map((f) => f.record), total: this.findings.size }
-      return { items: this.defaultPage(sort, order, offset, limit), total: this.findings.size - this.hidden }
+      const total = t.count - t.hidden
+      if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, offset, limit), total }
+      return { slots: this.defaultPage(sort, order, offset, limit), total }
     }
-    const matches = findingFilter(q)
+    const matches = t.filter(q)
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
-    const lists: FindingEntry[][] = []
-    if (q.host !== undefined) lists.push([...this.hosts.get(q.host)?.findings.values() ?? []])
+    const lists: number[][] = []
+    if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
     if (q.cveId !== undefined) lists.push([...this.byCve.get(q.cveId.toUpperCase()) ?? []])
     const candidates = lists.sort((a, b) => a.length - b.length)[0]
     if (candidates !== undefined) {
-      const all = candidates.filter((f) => matches(f.record)).sort(findingOrder(sort))
-      return { items: pageOf(all, order, offset, limit).map((f) => f.record), total: all.length }
+      const all = candidates.filter(matches).sort(findingOrder(t, sort))
+      return { slots: pageOf(all, order, offset, limit), total: all.length }
     }
-    const items: FindingRecord[] = []
-    let total = 0
-    this.findingList(sort).walk(order, 0, (f) => {
-      if (!matches(f.record)) return
-      if (total >= offset && items.length < limit) items.push(f.record)
-      total++
-    })
-    return { items, total }
+    const { items, total } = this.findingList(sort).select(order, offset, limit, matches)
+    return { slots: items, total }
   }
 
   /**
    * A page of the default list (every finding but the hidden statuses), whose total is known: walked from
    * whichever end is nearer, so the first and the last pages cost a page, not a scan.
    */
-  private defaultPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number): FindingRecord[] {
-    const total = this.findings.size - this.hidden
+  private defaultPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number): number[] {
+    const t = this.table
+    const total = t.count - t.hidden
     const end = Math.min(total, offset + limit)
     if (offset >= end) return []
     const fromEnd = offset > total - end
     // From the far end, the page is the items at positions total - end .. total - offset of the reverse order.
     const start = fromEnd ? total - end : offset
     const want = end - offset
-    const out: FindingRecord[] = []
+    const out: number[] = []
     let seen = 0
-    this.findingList(sort).walk(fromEnd ? (order === 'asc' ? 'desc' : 'asc') : order, 0, (f) => {
-      if (isHiddenByDefault(f.record.status)) return
-      if (seen++ >= start) out.push(f.record)
+    this.findingList(sort).walk(fromEnd ? (order === 'asc' ? 'desc' : 'asc') : order, 0, (s) => {
+      if (t.isHidden(s)) return
+      if (seen++ >= start) out.push(s)
       return out.length < want
     })
     return fromEnd ? out.reverse() : out
   }
 
   /**
-   * The matching records are taken in one synchronous step: later writes replace records rather than change
-   * them, so what is yielded is the state at the start of the export.
+   * The matching findings are taken in one synchronous step: later writes replace a finding rather than change
+   * it, so what is yielded is the state at the start of the export. Records are built one at a time as they go.
    */
   async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
-    const { items } = this.findingPage(query, query.offset ?? 0, query.limit ?? Number.MAX_SAFE_INTEGER)
-    yield * items
+    const { slots } = this.findingPage(query, query.offset ?? 0, query.limit ?? Number.MAX_SAFE_INTEGER)
+    const entries = this.table.entries
+    const snapshot = slots.map((s) => entries[s]!)
+    for (const f of snapshot) yield toRecord(f)
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {
-    return this.findings.get(id)?.record ?? null
+    const slot = this.slotOf.get(id)
+    return slot === undefined ? null : toRecord(this.table.entries[slot]!)
   }
 
   async decideFinding (id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null> {
-    const f = this.findings.get(id)
-    if (f === undefined) return null
-    const decided = decide(f.record, status, comment, by, new Date().toISOString())
-    const host = this.hosts.get(decided.address)
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return null
+    const t = this.table
+    const f = t.entries[slot]!
+    const host = this.hosts.get(f.address)
     if (host === undefined) return null
-    this.putFinding(host, decided)
-    this.putHost({ ...host.record, ...hostTallies(this.hostFindings(host.address)) })
+    const decided = new Finding(slot, f.id, f.address, f.port, f.cve, f.product, f.rule, f.observed, status, f.firstSeen, f.lastSeen,
+      f.lastScanId, f.fixedAt, comment, by, new Date().toISOString())
+    this.replaceFinding(decided, t.firstSeen[slot], t.lastSeen[slot])
+    this.putHost({ ...host.record, ...this.tallies(host.slots) })
     this.revision++
-    return decided
+    return toRecord(decided)
   }
 
   async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
-    const ids = [...new Set([...this.findings.values()].map((f) => f.record.cveId))]
+    const t = this.table
+    const ids = [...this.byCve.keys()]
     let changed = 0
     for (let i = 0; i < ids.length; i += EXPLOIT_BATCH) {
       const context = await lookup(ids.slice(i, i + EXPLOIT_BATCH))
       // The lookup awaited: findings may have come or gone meanwhile, so each is read afresh.
       for (const [cveId, c] of context) {
-        for (const f of [...this.byCve.get(cveId) ?? []]) {
-          const next = withExploit(f.record, c)
-          const host = this.hosts.get(f.record.address)
-          if (next === null || host === undefined) continue
-          this.putFinding(host, next)
+        const epss = c.epss ?? null
+        const epssKey = JSON.stringify(epss)
+        for (const s of [...this.byCve.get(cveId) ?? []]) {
+          const f = t.entries[s]!
+          const kev = c.kev === undefined ? f.cve.kev : c.kev
+          if (JSON.stringify(kev) === f.cve.kevKey && epssKey === f.cve.epssKey) continue
+          const v = f.cve
+          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description)
+          this.replaceFinding(new Finding(s, f.id, f.address, f.port, cve, f.product, f.rule, f.observed, f.status, f.firstSeen, f.lastSeen,
+            f.lastScanId, f.fixedAt, f.comment, f.decidedBy, f.decidedAt), t.firstSeen[s], t.lastSeen[s])
           changed++
         }
       }
@@ -477,7 +479,11 @@ export class MemoryResultsStore implements ResultsStore {
 
   async hostsForCve (cveId: string): Promise<string[]> {
     const out = new Set<string>()
-    for (const f of this.byCve.get(cveId.toUpperCase()) ?? []) if (isStanding(f.record.status)) out.add(f.record.address)
+    const entries = this.table.entries
+    for (const s of this.byCve.get(cveId.toUpperCase()) ?? []) {
+      const f = entries[s]!
+      if (isStanding(f.status)) out.add(f.address)
+    }
     return sortAddresses([...out])
   }
 }

@@ -106,6 +106,39 @@ export class SortedList<T> {
     }
   }
 
+  /**
+   * The items that pass `test` in the given order: those at match positions `offset` to `offset + limit`, and
+   * how many match in all. One loop over the chunks, for filters that test every item.
+   */
+  select (order: 'asc' | 'desc', offset: number, limit: number, test: (item: T) => boolean): { items: T[], total: number } {
+    const items: T[] = []
+    const end = offset + limit
+    let total = 0
+    const chunks = this.chunks
+    if (order === 'asc') {
+      for (let c = 0; c < chunks.length; c++) {
+        const chunk = chunks[c]
+        for (let i = 0; i < chunk.length; i++) {
+          const item = chunk[i]
+          if (!test(item)) continue
+          if (total >= offset && total < end) items.push(item)
+          total++
+        }
+      }
+    } else {
+      for (let c = chunks.length - 1; c >= 0; c--) {
+        const chunk = chunks[c]
+        for (let i = chunk.length - 1; i >= 0; i--) {
+          const item = chunk[i]
+          if (!test(item)) continue
+          if (total >= offset && total < end) items.push(item)
+          total++
+        }
+      }
+    }
+    return { items, total }
+  }
+
   /** `limit` items from position `offset` of the given order. */
   slice (order: 'asc' | 'desc', offset: number, limit: number): T[] {
     const out: T[] = []

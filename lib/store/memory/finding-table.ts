@@ -1,0 +1,360 @@
+// The findings of the embedded results store in compact form. A finding keeps only what varies per finding (ids,
+// address, port, status, dates, scan, decision) and points at shared data: its CVE's (description, scores, KEV,
+// EPSS), its product's as the banner showed it, and its rule's (criterion, reason, source, confidence). Each
+// finding has a slot number, and the fields that filters and orders read sit in typed arrays indexed by slot,
+// so a filter over every finding is a loop over numbers, not over objects. The full FindingRecord is built
+// only for what a page or an export hands out.
+import { FINDING_STATUSES } from '../../vocabulary'
+import type { Kev } from '../../nvd/types'
+import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus } from '../results-types'
+import { isHiddenByDefault, MAX_TEXT, riskValue, SEVERITY_RANK } from '../results-merge'
+
+/** Variants kept per key (a CVE whose EPSS moved, a product whose banner differs per host) before the oldest goes. */
+const VARIANTS_MAX = 8
+/** Keys kept for sharing before a table starts afresh (what is shared already stays shared). */
+const KEYS_MAX = 500_000
+const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
+
+/** What a finding says of its CVE: the same for every finding of the CVE, until the data sources change it. */
+export interface CveData {
+  readonly cveId: string
+  readonly severity: FindingRecord['severity']
+  readonly cvss: number | null
+  readonly cvssVersion: string | null
+  readonly cvssVector: string | null
+  readonly kev: Kev | null
+  readonly epss: Epss | null
+  readonly description: string
+  readonly risk: number
+  /** kev and epss as JSON, to compare with new data. */
+  readonly kevKey: string
+  readonly epssKey: string
+}
+
+/** What the scan saw of the product on the port. */
+export interface ProductData {
+  readonly product: string
+  readonly version: string | null
+  readonly matchedCpe: string
+  readonly evidence: string
+}
+
+/** The rule that decided the finding and what is said to the user with it. */
+export interface RuleData {
+  readonly criterion: string
+  readonly reason: string
+  readonly source: FindingSource
+  readonly rule: string
+  readonly distribution: DistributionEvidence | null
+  readonly confidence: Confidence
+  readonly confidenceNote: string | null
+  readonly requiresPlatform: string[]
+  readonly distributionKey: string
+}
+
+/** One finding's state. Never changed: a change makes a new one, so an export can hold the state it started from. */
+export class Finding {
+  constructor (
+    readonly slot: number,
+    readonly id: string,
+    readonly address: string,
+    readonly port: number,
+    readonly cve: CveData,
+    readonly product: ProductData,
+    readonly rule: RuleData,
+    readonly observed: ObservedStatus,
+    readonly status: FindingStatus,
+    readonly firstSeen: string,
+    readonly lastSeen: string,
+    readonly lastScanId: string,
+    readonly fixedAt: string | null,
+    readonly comment: string | null,
+    readonly decidedBy: string | null,
+    readonly decidedAt: string | null
+  ) {}
+}
+
+/** The finding as the store's interface hands it out, fields in the order results-merge's findingRecord builds them. */
+export function toRecord (f: Finding): FindingRecord {
+  const c = f.cve
+  const p = f.product
+  const r = f.rule
+  return Object.freeze({
+    id: f.id,
+    address: f.address,
+    port: f.port,
+    cveId: c.cveId,
+    severity: c.severity,
+    cvss: c.cvss,
+    cvssVersion: c.cvssVersion,
+    cvssVector: c.cvssVector,
+    kev: c.kev,
+    epss: c.epss,
+    description: c.description,
+    product: p.product,
+    version: p.version,
+    matchedCpe: p.matchedCpe,
+    criterion: r.criterion,
+    reason: r.reason,
+    source: r.source,
+    rule: r.rule,
+    observed: f.observed,
+    distribution: r.distribution,
+    confidence: r.confidence,
+    confidenceNote: r.confidenceNote,
+    evidence: p.evidence,
+    requiresPlatform: r.requiresPlatform,
+    status: f.status,
+    firstSeen: f.firstSeen,
+    lastSeen: f.lastSeen,
+    lastScanId: f.lastScanId,
+    fixedAt: f.fixedAt,
+    comment: f.comment,
+    decidedBy: f.decidedBy,
+    decidedAt: f.decidedAt
+  })
+}
+
+function bounded (s: string): string {
+  return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT) : s
+}
+
+function json (o: object | null | undefined): string {
+  return o === null || o === undefined ? 'null' : JSON.stringify(o)
+}
+
+/** A frozen copy: the caller's object stays the caller's to change, and what is handed out cannot be. */
+function frozenCopy<T extends object | null> (o: T): T {
+  return o === null ? o : Object.freeze(structuredClone(o))
+}
+
+/** Shared values by key, a few variants each. */
+class Variants<T> {
+  private readonly map = new Map<string, T[]>()
+
+  find (key: string, same: (v: T) => boolean, make: () => T): T {
+    let list = this.map.get(key)
+    if (list === undefined) {
+      if (this.map.size >= KEYS_MAX) this.map.clear()
+      this.map.set(key, list = [])
+    }
+    for (let i = list.length - 1; i >= 0; i--) if (same(list[i])) return list[i]
+    const made = make()
+    if (list.length >= VARIANTS_MAX) list.shift()
+    list.push(made)
+    return made
+  }
+}
+
+const STATUS_CODE = new Map<string, number>(FINDING_STATUSES.map((s, i) => [s, i]))
+const HIDDEN_CODE = Uint8Array.from(FINDING_STATUSES, (s) => isHiddenByDefault(s) ? 1 : 0)
+const CONFIDENCE_CODE = new Map<string, number>([['high', 0], ['medium', 1], ['low', 2]])
+/** A code no stored value has: a filter on it matches nothing. */
+const NO_CODE = 255
+
+function statusCode (s: string): number {
+  return STATUS_CODE.get(s) ?? NO_CODE
+}
+
+export type FindingSortKey = 'cvss' | 'lastSeen' | 'firstSeen' | 'risk'
+
+/** The compact findings: shared data, findings by slot, and the columns filters and orders read. */
+export class FindingTable {
+  private readonly cves = new Variants<CveData>()
+  private readonly products = new Variants<ProductData>()
+  private readonly rules = new Variants<RuleData>()
+
+  /** Finding by slot; undefined for a free slot. */
+  readonly entries: (Finding | undefined)[] = []
+  private readonly free: number[] = []
+  private capacity = 0
+  count = 0
+  /** Findings whose status the default lists leave out. */
+  hidden = 0
+
+  // Filter columns: severity rank (-1 unknown text), CVSS and EPSS score (NaN when missing), KEV (0 no, 1 yes,
+  // 2 with ransomware use), status and confidence codes.
+  sev = new Int8Array(0)
+  cvss = new Float64Array(0)
+  epss = new Float64Array(0)
+  kev = new Uint8Array(0)
+  status = new Uint8Array(0)
+  conf = new Uint8Array(0)
+  // Sort columns: the id's first 13 hex digits (ties), and the value of each order.
+  tie = new Float64Array(0)
+  cvssKey = new Float64Array(0)
+  lastSeen = new Float64Array(0)
+  firstSeen = new Float64Array(0)
+  risk = new Float64Array(0)
+
+  private grow (): void {
+    const capacity = Math.max(1024, this.capacity * 2)
+    const grown = <A extends Int8Array | Uint8Array | Float64Array>(a: A, make: new (n: number) => A): A => {
+      const b = new make(capacity)
+      b.set(a)
+      return b
+    }
+    this.sev = grown(this.sev, Int8Array)
+    this.cvss = grown(this.cvss, Float64Array)
+    this.epss = grown(this.epss, Float64Array)
+    this.kev = grown(this.kev, Uint8Array)
+    this.status = grown(this.status, Uint8Array)
+    this.conf = grown(this.conf, Uint8Array)
+    this.tie = grown(this.tie, Float64Array)
+    this.cvssKey = grown(this.cvssKey, Float64Array)
+    this.lastSeen = grown(this.lastSeen, Float64Array)
+    this.firstSeen = grown(this.firstSeen, Float64Array)
+    this.risk = grown(this.risk, Float64Array)
+    this.capacity = capacity
+  }
+
+  /** A slot for a new finding with this id. */
+  allocate (id: string): number {
+    let slot = this.free.pop()
+    if (slot === undefined) {
+      slot = this.entries.length
+      this.entries.push(undefined)
+      if (slot >= this.capacity) this.grow()
+    }
+    // Ids are findingId's hex digits.
+    this.tie[slot] = parseInt(id.slice(0, 13), 16)
+    return slot
+  }
+
+  release (slot: number): void {
+    const f = this.entries[slot]
+    if (f === undefined) return
+    if (HIDDEN_CODE[this.status[slot]] === 1) this.hidden--
+    this.entries[slot] = undefined
+    this.count--
+    this.free.push(slot)
+  }
+
+  /** The sort value of slot's finding if it were `f` (lastSeen and firstSeen in ms, given). */
+  static key (sort: FindingSortKey, f: Finding, firstMs: number, lastMs: number): number {
+    switch (sort) {
+      case 'cvss': return f.cve.cvss ?? -1
+      case 'lastSeen': return lastMs
+      case 'firstSeen': return firstMs
+      case 'risk': return f.cve.risk
+    }
+  }
+
+  sortColumn (sort: FindingSortKey): Float64Array {
+    switch (sort) {
+      case 'cvss': return this.cvssKey
+      case 'lastSeen': return this.lastSeen
+      case 'firstSeen': return this.firstSeen
+      case 'risk': return this.risk
+    }
+  }
+
+  /** Store `f` in its slot with its columns; the caller has taken the slot out of the orders whose value moves. */
+  set (f: Finding, firstMs: number, lastMs: number): void {
+    const s = f.slot
+    const before = this.entries[s]
+    if (before === undefined) this.count++
+    else if (HIDDEN_CODE[this.status[s]] === 1) this.hidden--
+    this.entries[s] = f
+    const c = f.cve
+    this.sev[s] = SEVERITY_RANK[c.severity] ?? -1
+    this.cvss[s] = c.cvss ?? NaN
+    this.epss[s] = c.epss === null ? NaN : c.epss.score
+    this.kev[s] = c.kev === null ? 0 : c.kev.ransomware === true ? 2 : 1
+    const status = statusCode(f.status)
+    this.status[s] = status
+    if (HIDDEN_CODE[status] === 1) this.hidden++
+    this.conf[s] = CONFIDENCE_CODE.get(f.rule.confidence) ?? NO_CODE
+    this.cvssKey[s] = c.cvss ?? -1
+    this.lastSeen[s] = lastMs
+    this.firstSeen[s] = firstMs
+    this.risk[s] = c.risk
+  }
+
+  isHidden (slot: number): boolean {
+    return HIDDEN_CODE[this.status[slot]] === 1
+  }
+
+  /** The shared CVE data of a new finding, with the finding's KEV and EPSS data. */
+  cveOf (nf: NewFinding): CveData {
+    return this.cveWith(nf.cveId.toUpperCase(), nf.severity, nf.cvss, nf.cvssVersion, nf.cvssVector, nf.kev, nf.epss ?? null, bounded(nf.description))
+  }
+
+  cveWith (
+    cveId: string, severity: CveData['severity'], cvss: number | null, cvssVersion: string | null, cvssVector: string | null,
+    kev: Kev | null, epss: Epss | null, description: string
+  ): CveData {
+    const kevKey = json(kev)
+    const epssKey = json(epss)
+    return this.cves.find(cveId,
+      (v) => v.severity === severity && v.cvss === cvss && v.cvssVersion === cvssVersion && v.cvssVector === cvssVector &&
+        v.kevKey === kevKey && v.epssKey === epssKey && v.description === description,
+      () => Object.freeze({
+        cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), kevKey, epssKey
+      }))
+  }
+
+  productOf (nf: NewFinding): ProductData {
+    const { product, version, matchedCpe } = nf
+    const evidence = bounded(nf.evidence)
+    return this.products.find(matchedCpe,
+      (v) => v.product === product && v.version === version && v.evidence === evidence,
+      () => Object.freeze({ product, version, matchedCpe, evidence }))
+  }
+
+  ruleOf (nf: NewFinding): RuleData {
+    const { criterion, reason, confidence, confidenceNote } = nf
+    const source = nf.source ?? 'nvd'
+    const rule = nf.rule ?? nf.reason
+    const distribution = nf.distribution ?? null
+    const distributionKey = json(distribution)
+    const platforms = nf.requiresPlatform
+    return this.rules.find(rule,
+      (v) => v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
+        v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms),
+      () => Object.freeze({
+        criterion,
+        reason,
+        source,
+        rule,
+        distribution: frozenCopy(distribution),
+        confidence,
+        confidenceNote,
+        requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
+        distributionKey
+      }))
+  }
+
+  /**
+   * The test of results-merge's findingFilter on slots, reading the columns (and, for a host or a CVE, which
+   * name a posting list whose findings are few, the finding itself).
+   */
+  filter (q: FindingExportQuery): (slot: number) => boolean {
+    const { sev, cvss, epss, kev, status, conf, entries } = this
+    const wantStatus = q.status === undefined ? -1 : statusCode(q.status)
+    const wantSev = q.severity === undefined ? -2 : SEVERITY_RANK[q.severity] ?? -3
+    const minCvss = q.minCvss
+    const minEpss = q.minEpss
+    const wantKev = q.kev === undefined ? -1 : q.kev ? 1 : 0
+    const wantConf = q.confidence === undefined ? -1 : CONFIDENCE_CODE.get(q.confidence) ?? NO_CODE
+    const cveId = q.cveId?.toUpperCase()
+    const host = q.host
+    return (s) => {
+      if (wantStatus !== -1 ? status[s] !== wantStatus : HIDDEN_CODE[status[s]] === 1) return false
+      if (wantSev !== -2 && sev[s] !== wantSev) return false
+      if (minCvss !== undefined && !(cvss[s] >= minCvss)) return false
+      if (minEpss !== undefined && !(epss[s] >= minEpss)) return false
+      if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) return false
+      if (wantConf !== -1 && conf[s] !== wantConf) return false
+      if (cveId !== undefined && entries[s]!.cve.cveId !== cveId) return false
+      if (host !== undefined && entries[s]!.address !== host) return false
+      return true
+    }
+  }
+}
+
+function samePlatforms (a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
