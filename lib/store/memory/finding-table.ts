@@ -17,6 +17,8 @@ const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
 
 /** What a finding says of its CVE: the same for every finding of the CVE, until the data sources change it. */
 export interface CveData {
+  /** Numbers this shared value among its kind, to key what combines it with others. */
+  readonly n: number
   readonly cveId: string
   readonly severity: FindingRecord['severity']
   readonly cvss: number | null
@@ -33,6 +35,7 @@ export interface CveData {
 
 /** What the scan saw of the product on the port. */
 export interface ProductData {
+  readonly n: number
   readonly product: string
   readonly version: string | null
   readonly matchedCpe: string
@@ -41,6 +44,7 @@ export interface ProductData {
 
 /** The rule that decided the finding and what is said to the user with it. */
 export interface RuleData {
+  readonly n: number
   readonly criterion: string
   readonly reason: string
   readonly source: FindingSource
@@ -52,33 +56,44 @@ export interface RuleData {
   readonly distributionKey: string
 }
 
+/** What a finding says of its CVE, product and rule, and what the scan concluded: shared by the findings that say the same. */
+export interface Detail {
+  readonly cve: CveData
+  readonly product: ProductData
+  readonly rule: RuleData
+  readonly observed: ObservedStatus
+}
+
+/** A user's decision on a finding (most findings have none). */
+export interface Decision {
+  readonly comment: string | null
+  readonly decidedBy: string | null
+  readonly decidedAt: string | null
+}
+
 /** One finding's state. Never changed: a change makes a new one, so an export can hold the state it started from. */
 export class Finding {
   constructor (
-    readonly slot: number,
     readonly id: string,
     readonly address: string,
     readonly port: number,
-    readonly cve: CveData,
-    readonly product: ProductData,
-    readonly rule: RuleData,
-    readonly observed: ObservedStatus,
+    readonly detail: Detail,
     readonly status: FindingStatus,
     readonly firstSeen: string,
     readonly lastSeen: string,
     readonly lastScanId: string,
     readonly fixedAt: string | null,
-    readonly comment: string | null,
-    readonly decidedBy: string | null,
-    readonly decidedAt: string | null
+    readonly decision: Decision | null
   ) {}
 }
 
 /** The finding as the store's interface hands it out, fields in the order results-merge's findingRecord builds them. */
 export function toRecord (f: Finding): FindingRecord {
-  const c = f.cve
-  const p = f.product
-  const r = f.rule
+  const d = f.detail
+  const c = d.cve
+  const p = d.product
+  const r = d.rule
+  const decision = f.decision
   return Object.freeze({
     id: f.id,
     address: f.address,
@@ -98,7 +113,7 @@ export function toRecord (f: Finding): FindingRecord {
     reason: r.reason,
     source: r.source,
     rule: r.rule,
-    observed: f.observed,
+    observed: d.observed,
     distribution: r.distribution,
     confidence: r.confidence,
     confidenceNote: r.confidenceNote,
@@ -109,9 +124,9 @@ export function toRecord (f: Finding): FindingRecord {
     lastSeen: f.lastSeen,
     lastScanId: f.lastScanId,
     fixedAt: f.fixedAt,
-    comment: f.comment,
-    decidedBy: f.decidedBy,
-    decidedAt: f.decidedAt
+    comment: decision === null ? null : decision.comment,
+    decidedBy: decision === null ? null : decision.decidedBy,
+    decidedAt: decision === null ? null : decision.decidedAt
   })
 }
 
@@ -163,6 +178,8 @@ export class FindingTable {
   private readonly cves = new Variants<CveData>()
   private readonly products = new Variants<ProductData>()
   private readonly rules = new Variants<RuleData>()
+  private readonly details = new Map<string, Detail>()
+  private shares = 0
 
   /** Finding by slot; undefined for a free slot. */
   readonly entries: (Finding | undefined)[] = []
@@ -188,7 +205,7 @@ export class FindingTable {
   risk = new Float64Array(0)
 
   private grow (): void {
-    const capacity = Math.max(1024, this.capacity * 2)
+    const capacity = Math.max(1024, Math.ceil(this.capacity * 1.5))
     const grown = <A extends Int8Array | Uint8Array | Float64Array>(a: A, make: new (n: number) => A): A => {
       const b = new make(capacity)
       b.set(a)
@@ -233,10 +250,10 @@ export class FindingTable {
   /** The sort value of slot's finding if it were `f` (lastSeen and firstSeen in ms, given). */
   static key (sort: FindingSortKey, f: Finding, firstMs: number, lastMs: number): number {
     switch (sort) {
-      case 'cvss': return f.cve.cvss ?? -1
+      case 'cvss': return f.detail.cve.cvss ?? -1
       case 'lastSeen': return lastMs
       case 'firstSeen': return firstMs
-      case 'risk': return f.cve.risk
+      case 'risk': return f.detail.cve.risk
     }
   }
 
@@ -250,13 +267,12 @@ export class FindingTable {
   }
 
   /** Store `f` in its slot with its columns; the caller has taken the slot out of the orders whose value moves. */
-  set (f: Finding, firstMs: number, lastMs: number): void {
-    const s = f.slot
+  set (s: number, f: Finding, firstMs: number, lastMs: number): void {
     const before = this.entries[s]
     if (before === undefined) this.count++
     else if (HIDDEN_CODE[this.status[s]] === 1) this.hidden--
     this.entries[s] = f
-    const c = f.cve
+    const c = f.detail.cve
     this.sev[s] = SEVERITY_RANK[c.severity] ?? -1
     this.cvss[s] = c.cvss ?? NaN
     this.epss[s] = c.epss === null ? NaN : c.epss.score
@@ -264,7 +280,7 @@ export class FindingTable {
     const status = statusCode(f.status)
     this.status[s] = status
     if (HIDDEN_CODE[status] === 1) this.hidden++
-    this.conf[s] = CONFIDENCE_CODE.get(f.rule.confidence) ?? NO_CODE
+    this.conf[s] = CONFIDENCE_CODE.get(f.detail.rule.confidence) ?? NO_CODE
     this.cvssKey[s] = c.cvss ?? -1
     this.lastSeen[s] = lastMs
     this.firstSeen[s] = firstMs
@@ -290,8 +306,30 @@ export class FindingTable {
       (v) => v.severity === severity && v.cvss === cvss && v.cvssVersion === cvssVersion && v.cvssVector === cvssVector &&
         v.kevKey === kevKey && v.epssKey === epssKey && v.description === description,
       () => Object.freeze({
+        n: this.shares++,
         cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), kevKey, epssKey
       }))
+  }
+
+  /** The shared detail of a new finding. */
+  detailOf (nf: NewFinding): Detail {
+    return this.detail(this.cveOf(nf), this.productOf(nf), this.ruleOf(nf), nf.observed ?? 'open')
+  }
+
+  detail (cve: CveData, product: ProductData, rule: RuleData, observed: ObservedStatus): Detail {
+    const key = `${cve.n},${product.n},${rule.n},${observed}`
+    let d = this.details.get(key)
+    if (d === undefined) {
+      if (this.details.size >= KEYS_MAX) this.details.clear()
+      d = Object.freeze({ cve, product, rule, observed })
+      this.details.set(key, d)
+    }
+    return d
+  }
+
+  static decision (comment: string | null, decidedBy: string | null, decidedAt: string | null): Decision | null {
+    if (comment === null && decidedBy === null && decidedAt === null) return null
+    return Object.freeze({ comment, decidedBy, decidedAt })
   }
 
   productOf (nf: NewFinding): ProductData {
@@ -299,7 +337,7 @@ export class FindingTable {
     const evidence = bounded(nf.evidence)
     return this.products.find(matchedCpe,
       (v) => v.product === product && v.version === version && v.evidence === evidence,
-      () => Object.freeze({ product, version, matchedCpe, evidence }))
+      () => Object.freeze({ n: this.shares++, product, version, matchedCpe, evidence }))
   }
 
   ruleOf (nf: NewFinding): RuleData {
@@ -313,6 +351,7 @@ export class FindingTable {
       (v) => v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
         v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms),
       () => Object.freeze({
+        n: this.shares++,
         criterion,
         reason,
         source,
@@ -346,7 +385,7 @@ export class FindingTable {
       if (minEpss !== undefined && !(epss[s] >= minEpss)) return false
       if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) return false
       if (wantConf !== -1 && conf[s] !== wantConf) return false
-      if (cveId !== undefined && entries[s]!.cve.cveId !== cveId) return false
+      if (cveId !== undefined && entries[s]!.detail.cve.cveId !== cveId) return false
       if (host !== undefined && entries[s]!.address !== host) return false
       return true
     }

@@ -4,7 +4,7 @@
 // so no read re-sorts and no write throws an order away. Findings are compact (finding-table.ts): the lists
 // hold slot numbers, filters read typed arrays, and a FindingRecord is built only for what is handed out.
 // Host records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
-import type { HostRecord, Page } from '../types'
+import type { HostPort, HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
 } from '../results-types'
@@ -17,6 +17,7 @@ import { SortedList } from './sorted-list'
 import { Finding, FindingTable, toRecord, type FindingSortKey } from './finding-table'
 
 const EXPLOIT_BATCH = 1000
+const PORTS_MAX = 100_000
 
 type HostSort = NonNullable<HostQuery['sort']>
 type FindingSort = NonNullable<FindingQuery['sort']>
@@ -84,10 +85,6 @@ class Postings<K, T> {
     return this.sets.get(key)
   }
 
-  keys (): IterableIterator<K> {
-    return this.sets.keys()
-  }
-
   add (keys: Iterable<K>, item: T): void {
     for (const k of keys) {
       let set = this.sets.get(k)
@@ -127,7 +124,8 @@ export class MemoryResultsStore implements ResultsStore {
   private readonly table = new FindingTable()
   /** Slot of each finding id. */
   private readonly slotOf = new Map<string, number>()
-  private readonly byCve = new Postings<string, number>()
+  /** Slots of each CVE's findings (a finding's CVE never changes: a slot comes and goes once). */
+  private readonly byCve = new Map<string, number[]>()
   private readonly byPort = new Postings<number, HostEntry>()
   private readonly byService = new Postings<string, HostEntry>()
   private readonly byProduct = new Postings<string, HostEntry>()
@@ -156,7 +154,27 @@ export class MemoryResultsStore implements ResultsStore {
     return list
   }
 
+  /**
+   * Hosts that run the same software show the same ports: one frozen copy of each distinct port is kept (the
+   * table starts afresh past its bound; ports shared already stay shared).
+   */
+  private readonly ports = new Map<string, HostPort>()
+
+  private sharedPort (p: HostPort): HostPort {
+    if (Object.isFrozen(p)) return p
+    const key = JSON.stringify(p)
+    const known = this.ports.get(key)
+    if (known !== undefined) return known
+    if (this.ports.size >= PORTS_MAX) this.ports.clear()
+    // The port is the store's own (results-merge builds it afresh): frozen in place, with what it holds.
+    if (p.cpe !== undefined) Object.freeze(p.cpe)
+    if (p.tls !== undefined) Object.freeze(p.tls)
+    this.ports.set(key, Object.freeze(p))
+    return p
+  }
+
   private putHost (record: HostRecord): HostEntry {
+    record.ports = record.ports.map((p) => this.sharedPort(p))
     Object.freeze(record)
     const keys = {
       lastSeen: hostSortValue(record, 'lastSeen'),
@@ -198,17 +216,19 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   /** Store a new finding in a new slot. */
-  private addFinding (f: Finding, firstMs: number, lastMs: number): void {
-    this.table.set(f, firstMs, lastMs)
-    this.slotOf.set(f.id, f.slot)
-    this.byCve.add([f.cve.cveId], f.slot)
-    for (const list of this.findingLists.values()) list.insert(f.slot)
+  private addFinding (slot: number, f: Finding, firstMs: number, lastMs: number): void {
+    this.table.set(slot, f, firstMs, lastMs)
+    this.slotOf.set(f.id, slot)
+    const cveId = f.detail.cve.cveId
+    const list = this.byCve.get(cveId)
+    if (list === undefined) this.byCve.set(cveId, [slot])
+    else list.push(slot)
+    for (const list of this.findingLists.values()) list.insert(slot)
   }
 
-  /** Replace the finding in `next.slot`, moving it in the orders whose value changed. */
-  private replaceFinding (next: Finding, firstMs: number, lastMs: number): void {
+  /** Replace the finding in slot `s`, moving it in the orders whose value changed. */
+  private replaceFinding (s: number, next: Finding, firstMs: number, lastMs: number): void {
     const t = this.table
-    const s = next.slot
     const moved: SortedList<number>[] = []
     for (const [sort, list] of this.findingLists) {
       if (t.sortColumn(sort)[s] !== FindingTable.key(sort, next, firstMs, lastMs)) {
@@ -216,7 +236,7 @@ export class MemoryResultsStore implements ResultsStore {
         moved.push(list)
       }
     }
-    t.set(next, firstMs, lastMs)
+    t.set(s, next, firstMs, lastMs)
     for (const list of moved) list.insert(s)
   }
 
@@ -228,7 +248,7 @@ export class MemoryResultsStore implements ResultsStore {
       const f = this.table.entries[s]!
       if (!isStanding(f.status)) continue
       count++
-      const severity = f.cve.severity
+      const severity = f.detail.cve.severity
       if (max === null || SEVERITY_RANK[severity] > SEVERITY_RANK[max]) max = severity
     }
     return { findingsCount: count, maxSeverity: max }
@@ -262,8 +282,7 @@ export class MemoryResultsStore implements ResultsStore {
       const slot = this.slotOf.get(id)
       if (slot === undefined) {
         const s = t.allocate(id)
-        this.addFinding(new Finding(s, id, address, nf.port, t.cveOf(nf), t.productOf(nf), t.ruleOf(nf), nf.observed ?? 'open', nf.observed,
-          at, at, scanId, null, null, null, null), atMs, atMs)
+        this.addFinding(s, new Finding(id, address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
         slots.push(s)
         if (nf.observed === 'open') counts.newFindings++
         continue
@@ -276,17 +295,13 @@ export class MemoryResultsStore implements ResultsStore {
       const status = seenAgainStatus(prev.status, fixedAtMs, later, nf.observed, atMs)
       if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
       // The newest observation describes the finding (NVD data may have changed since).
-      const cve = later ? t.cveOf(nf) : prev.cve
-      const product = later ? t.productOf(nf) : prev.product
-      const rule = later ? t.ruleOf(nf) : prev.rule
-      const observed = later ? nf.observed ?? 'open' : prev.observed
+      const detail = later ? t.detailOf(nf) : prev.detail
       const firstSeen = prevFirst <= atMs ? prev.firstSeen : at
       const lastSeen = prevLast >= atMs ? prev.lastSeen : at
       const lastScanId = later ? scanId : prev.lastScanId
-      if (cve === prev.cve && product === prev.product && rule === prev.rule && observed === prev.observed && status === prev.status &&
-        firstSeen === prev.firstSeen && lastSeen === prev.lastSeen && lastScanId === prev.lastScanId) continue
-      this.replaceFinding(new Finding(slot, id, prev.address, prev.port, cve, product, rule, observed, status, firstSeen, lastSeen, lastScanId,
-        prev.fixedAt, prev.comment, prev.decidedBy, prev.decidedAt), Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
+      if (detail === prev.detail && status === prev.status && firstSeen === prev.firstSeen && lastSeen === prev.lastSeen && lastScanId === prev.lastScanId) continue
+      this.replaceFinding(slot, new Finding(id, prev.address, prev.port, detail, status, firstSeen, lastSeen, lastScanId, prev.fixedAt, prev.decision),
+        Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
     }
 
     if (write.settledPorts.length > 0) {
@@ -296,8 +311,8 @@ export class MemoryResultsStore implements ResultsStore {
         if (seen.has(f.id) || !settled.has(f.port)) continue
         if (!isSettleable(f.status)) continue
         if (t.lastSeen[s] > atMs) continue
-        this.replaceFinding(new Finding(s, f.id, f.address, f.port, f.cve, f.product, f.rule, f.observed, 'fixed', f.firstSeen, f.lastSeen,
-          f.lastScanId, at, f.comment, f.decidedBy, f.decidedAt), t.firstSeen[s], t.lastSeen[s])
+        this.replaceFinding(s, new Finding(f.id, f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
+          t.firstSeen[s], t.lastSeen[s])
         counts.fixed++
       }
     }
@@ -353,7 +368,13 @@ export class MemoryResultsStore implements ResultsStore {
     for (const s of entry.slots) {
       const f = this.table.entries[s]!
       for (const list of this.findingLists.values()) list.delete(s)
-      this.byCve.remove([f.cve.cveId], s)
+      const list = this.byCve.get(f.detail.cve.cveId)
+      if (list !== undefined) {
+        const i = list.indexOf(s)
+        list[i] = list[list.length - 1]
+        list.pop()
+        if (list.length === 0) this.byCve.delete(f.detail.cve.cveId)
+      }
       this.slotOf.delete(f.id)
       this.table.release(s)
     }
@@ -387,7 +408,7 @@ export class MemoryResultsStore implements ResultsStore {
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     const lists: number[][] = []
     if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
-    if (q.cveId !== undefined) lists.push([...this.byCve.get(q.cveId.toUpperCase()) ?? []])
+    if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
     const candidates = lists.sort((a, b) => a.length - b.length)[0]
     if (candidates !== undefined) {
       const all = candidates.filter(matches).sort(findingOrder(t, sort))
@@ -443,9 +464,9 @@ export class MemoryResultsStore implements ResultsStore {
     const f = t.entries[slot]!
     const host = this.hosts.get(f.address)
     if (host === undefined) return null
-    const decided = new Finding(slot, f.id, f.address, f.port, f.cve, f.product, f.rule, f.observed, status, f.firstSeen, f.lastSeen,
-      f.lastScanId, f.fixedAt, comment, by, new Date().toISOString())
-    this.replaceFinding(decided, t.firstSeen[slot], t.lastSeen[slot])
+    const decided = new Finding(f.id, f.address, f.port, f.detail, status, f.firstSeen, f.lastSeen, f.lastScanId, f.fixedAt,
+      FindingTable.decision(comment, by, new Date().toISOString()))
+    this.replaceFinding(slot, decided, t.firstSeen[slot], t.lastSeen[slot])
     this.putHost({ ...host.record, ...this.tallies(host.slots) })
     this.revision++
     return toRecord(decided)
@@ -463,12 +484,13 @@ export class MemoryResultsStore implements ResultsStore {
         const epssKey = JSON.stringify(epss)
         for (const s of [...this.byCve.get(cveId) ?? []]) {
           const f = t.entries[s]!
-          const kev = c.kev === undefined ? f.cve.kev : c.kev
-          if (JSON.stringify(kev) === f.cve.kevKey && epssKey === f.cve.epssKey) continue
-          const v = f.cve
+          const d = f.detail
+          const v = d.cve
+          const kev = c.kev === undefined ? v.kev : c.kev
+          if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey) continue
           const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description)
-          this.replaceFinding(new Finding(s, f.id, f.address, f.port, cve, f.product, f.rule, f.observed, f.status, f.firstSeen, f.lastSeen,
-            f.lastScanId, f.fixedAt, f.comment, f.decidedBy, f.decidedAt), t.firstSeen[s], t.lastSeen[s])
+          this.replaceFinding(s, new Finding(f.id, f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
+            f.lastScanId, f.fixedAt, f.decision), t.firstSeen[s], t.lastSeen[s])
           changed++
         }
       }
