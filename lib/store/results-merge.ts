@@ -30,7 +30,12 @@ const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distrib
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
   // The first 12 bytes as hex: the same text as the digest's first 24 hex digits, without keeping the whole digest.
-  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest().toString('hex', 0, 12)
+  return findingDigest(address, port, cveId).toString('hex', 0, 12)
+}
+
+/** The digest whose first 12 bytes are findingId's, for a store that keeps ids as numbers. */
+export function findingDigest (address: string, port: number, cveId: string): Buffer {
+  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest()
 }
 
 function bounded (s: string): string {

@@ -74,7 +74,6 @@ export interface Decision {
 /** One finding's state. Never changed: a change makes a new one, so an export can hold the state it started from. */
 export class Finding {
   constructor (
-    readonly id: string,
     readonly address: string,
     readonly port: number,
     readonly detail: Detail,
@@ -88,14 +87,14 @@ export class Finding {
 }
 
 /** The finding as the store's interface hands it out, fields in the order results-merge's findingRecord builds them. */
-export function toRecord (f: Finding): FindingRecord {
+export function toRecord (id: string, f: Finding): FindingRecord {
   const d = f.detail
   const c = d.cve
   const p = d.product
   const r = d.rule
   const decision = f.decision
   return Object.freeze({
-    id: f.id,
+    id,
     address: f.address,
     port: f.port,
     cveId: c.cveId,
@@ -128,6 +127,15 @@ export function toRecord (f: Finding): FindingRecord {
     decidedBy: decision === null ? null : decision.decidedBy,
     decidedAt: decision === null ? null : decision.decidedAt
   })
+}
+
+function hex8 (n: number): string {
+  return n.toString(16).padStart(8, '0')
+}
+
+/** The id text of the id's three numbers. */
+export function idHex (d0: number, d1: number, d2: number): string {
+  return hex8(d0) + hex8(d1) + hex8(d2)
 }
 
 function bounded (s: string): string {
@@ -197,8 +205,10 @@ export class FindingTable {
   kev = new Uint8Array(0)
   status = new Uint8Array(0)
   conf = new Uint8Array(0)
-  // Sort columns: the id's first 13 hex digits (ties), and the value of each order.
-  tie = new Float64Array(0)
+  // The id's 12 bytes as three numbers (ties in every order, in the order of the id's text), and the value of each order.
+  id0 = new Uint32Array(0)
+  id1 = new Uint32Array(0)
+  id2 = new Uint32Array(0)
   cvssKey = new Float64Array(0)
   lastSeen = new Float64Array(0)
   firstSeen = new Float64Array(0)
@@ -206,7 +216,7 @@ export class FindingTable {
 
   private grow (): void {
     const capacity = Math.max(1024, Math.ceil(this.capacity * 1.5))
-    const grown = <A extends Int8Array | Uint8Array | Float64Array>(a: A, make: new (n: number) => A): A => {
+    const grown = <A extends Int8Array | Uint8Array | Uint32Array | Float64Array>(a: A, make: new (n: number) => A): A => {
       const b = new make(capacity)
       b.set(a)
       return b
@@ -217,7 +227,9 @@ export class FindingTable {
     this.kev = grown(this.kev, Uint8Array)
     this.status = grown(this.status, Uint8Array)
     this.conf = grown(this.conf, Uint8Array)
-    this.tie = grown(this.tie, Float64Array)
+    this.id0 = grown(this.id0, Uint32Array)
+    this.id1 = grown(this.id1, Uint32Array)
+    this.id2 = grown(this.id2, Uint32Array)
     this.cvssKey = grown(this.cvssKey, Float64Array)
     this.lastSeen = grown(this.lastSeen, Float64Array)
     this.firstSeen = grown(this.firstSeen, Float64Array)
@@ -225,26 +237,86 @@ export class FindingTable {
     this.capacity = capacity
   }
 
-  /** A slot for a new finding with this id. */
-  allocate (id: string): number {
+  // Slots by id: open addressing on the id's first 4 bytes (a hash already), slot + 1 per cell, 0 empty, -1 a
+  // removed entry. No string per id and no Map entry per finding.
+  private index = new Int32Array(1024)
+  private removed = 0
+
+  /** The slot of the finding with this id (its 12 bytes), or -1. */
+  find (d0: number, d1: number, d2: number): number {
+    const index = this.index
+    const mask = index.length - 1
+    for (let i = d0 & mask; ; i = (i + 1) & mask) {
+      const cell = index[i]
+      if (cell === 0) return -1
+      if (cell > 0) {
+        const s = cell - 1
+        if (this.id0[s] === d0 && this.id1[s] === d1 && this.id2[s] === d2) return s
+      }
+    }
+  }
+
+  /** The slot of the finding with this id text, or -1. */
+  findText (id: string): number {
+    if (!/^[0-9a-f]{24}$/.test(id)) return -1
+    return this.find(parseInt(id.slice(0, 8), 16), parseInt(id.slice(8, 16), 16), parseInt(id.slice(16), 16))
+  }
+
+  idText (slot: number): string {
+    return idHex(this.id0[slot], this.id1[slot], this.id2[slot])
+  }
+
+  private place (slot: number): void {
+    const index = this.index
+    const mask = index.length - 1
+    let i = this.id0[slot] & mask
+    while (index[i] > 0) i = (i + 1) & mask
+    if (index[i] === -1) this.removed--
+    index[i] = slot + 1
+  }
+
+  private reindex (): void {
+    let size = 1024
+    while (size < this.count * 2) size *= 2
+    this.index = new Int32Array(size)
+    this.removed = 0
+    for (let s = 0; s < this.entries.length; s++) if (this.entries[s] !== undefined) this.place(s)
+  }
+
+  /** A slot for a new finding with this id; `set` fills it. */
+  allocate (d0: number, d1: number, d2: number): number {
     let slot = this.free.pop()
     if (slot === undefined) {
       slot = this.entries.length
       this.entries.push(undefined)
       if (slot >= this.capacity) this.grow()
     }
-    // Ids are findingId's hex digits.
-    this.tie[slot] = parseInt(id.slice(0, 13), 16)
+    this.id0[slot] = d0
+    this.id1[slot] = d1
+    this.id2[slot] = d2
+    if ((this.count + this.removed + 1) * 4 > this.index.length * 3) this.reindex()
+    this.place(slot)
     return slot
   }
 
   release (slot: number): void {
     const f = this.entries[slot]
     if (f === undefined) return
+    const index = this.index
+    const mask = index.length - 1
+    let i = this.id0[slot] & mask
+    while (index[i] !== slot + 1) i = (i + 1) & mask
+    index[i] = -1
+    this.removed++
     if (HIDDEN_CODE[this.status[slot]] === 1) this.hidden--
     this.entries[slot] = undefined
     this.count--
     this.free.push(slot)
+  }
+
+  /** Ascending by the id's text (its bytes in order). */
+  compareIds (a: number, b: number): number {
+    return (this.id0[a] - this.id0[b]) || (this.id1[a] - this.id1[b]) || (this.id2[a] - this.id2[b])
   }
 
   /** The sort value of slot's finding if it were `f` (lastSeen and firstSeen in ms, given). */

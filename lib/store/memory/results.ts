@@ -9,12 +9,12 @@ import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
 } from '../results-types'
 import {
-  FINDING_SORT_DEFAULT_ORDER, findingId, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
+  FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
   isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
-import { Finding, FindingTable, toRecord, type FindingSortKey } from './finding-table'
+import { Finding, FindingTable, idHex, toRecord, type FindingSortKey } from './finding-table'
 
 const EXPLOIT_BATCH = 1000
 const PORTS_MAX = 100_000
@@ -54,8 +54,7 @@ function hostOrder (sort: HostSort): (a: HostEntry, b: HostEntry) => number {
 function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b: number) => number {
   return (a, b) => {
     const key = table.sortColumn(sort)
-    const tie = table.tie
-    return (key[a] - key[b]) || (tie[a] - tie[b]) || compareText(table.entries[a]!.id, table.entries[b]!.id)
+    return (key[a] - key[b]) || table.compareIds(a, b)
   }
 }
 
@@ -122,8 +121,6 @@ function pageOf<T> (ascending: T[], order: 'asc' | 'desc', offset: number, limit
 export class MemoryResultsStore implements ResultsStore {
   private readonly hosts = new Map<string, HostEntry>()
   private readonly table = new FindingTable()
-  /** Slot of each finding id. */
-  private readonly slotOf = new Map<string, number>()
   /** Slots of each CVE's findings (a finding's CVE never changes: a slot comes and goes once). */
   private readonly byCve = new Map<string, number[]>()
   private readonly byPort = new Postings<number, HostEntry>()
@@ -148,7 +145,9 @@ export class MemoryResultsStore implements ResultsStore {
     let list = this.findingLists.get(sort)
     if (list === undefined) {
       list = new SortedList(findingOrder(this.table, sort))
-      list.reset([...this.slotOf.values()])
+      const slots: number[] = []
+      this.table.entries.forEach((f, s) => { if (f !== undefined) slots.push(s) })
+      list.reset(slots)
       this.findingLists.set(sort, list)
     }
     return list
@@ -218,7 +217,6 @@ export class MemoryResultsStore implements ResultsStore {
   /** Store a new finding in a new slot. */
   private addFinding (slot: number, f: Finding, firstMs: number, lastMs: number): void {
     this.table.set(slot, f, firstMs, lastMs)
-    this.slotOf.set(f.id, slot)
     const cveId = f.detail.cve.cveId
     const list = this.byCve.get(cveId)
     if (list === undefined) this.byCve.set(cveId, [slot])
@@ -274,19 +272,23 @@ export class MemoryResultsStore implements ResultsStore {
     const atMs = Date.parse(at)
     const scanId = write.scanId
     const counts = { newFindings: 0, fixed: 0, reopened: 0 }
-    const seen = new Set<string>()
+    const seen = new Set<number>()
     for (const nf of write.findings) {
-      const id = findingId(address, nf.port, nf.cveId)
-      if (seen.has(id)) continue
-      seen.add(id)
-      const slot = this.slotOf.get(id)
-      if (slot === undefined) {
-        const s = t.allocate(id)
-        this.addFinding(s, new Finding(id, address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
+      const digest = findingDigest(address, nf.port, nf.cveId)
+      const d0 = digest.readUInt32BE(0)
+      const d1 = digest.readUInt32BE(4)
+      const d2 = digest.readUInt32BE(8)
+      const slot = t.find(d0, d1, d2)
+      if (slot === -1) {
+        const s = t.allocate(d0, d1, d2)
+        seen.add(s)
+        this.addFinding(s, new Finding(address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
         slots.push(s)
         if (nf.observed === 'open') counts.newFindings++
         continue
       }
+      if (seen.has(slot)) continue
+      seen.add(slot)
       const prev = t.entries[slot]!
       const prevFirst = t.firstSeen[slot]
       const prevLast = t.lastSeen[slot]
@@ -300,7 +302,7 @@ export class MemoryResultsStore implements ResultsStore {
       const lastSeen = prevLast >= atMs ? prev.lastSeen : at
       const lastScanId = later ? scanId : prev.lastScanId
       if (detail === prev.detail && status === prev.status && firstSeen === prev.firstSeen && lastSeen === prev.lastSeen && lastScanId === prev.lastScanId) continue
-      this.replaceFinding(slot, new Finding(id, prev.address, prev.port, detail, status, firstSeen, lastSeen, lastScanId, prev.fixedAt, prev.decision),
+      this.replaceFinding(slot, new Finding(prev.address, prev.port, detail, status, firstSeen, lastSeen, lastScanId, prev.fixedAt, prev.decision),
         Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
     }
 
@@ -308,10 +310,10 @@ export class MemoryResultsStore implements ResultsStore {
       const settled = new Set(write.settledPorts)
       for (const s of before) {
         const f = t.entries[s]!
-        if (seen.has(f.id) || !settled.has(f.port)) continue
+        if (seen.has(s) || !settled.has(f.port)) continue
         if (!isSettleable(f.status)) continue
         if (t.lastSeen[s] > atMs) continue
-        this.replaceFinding(s, new Finding(f.id, f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
+        this.replaceFinding(s, new Finding(f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
           t.firstSeen[s], t.lastSeen[s])
         counts.fixed++
       }
@@ -375,7 +377,6 @@ export class MemoryResultsStore implements ResultsStore {
         list.pop()
         if (list.length === 0) this.byCve.delete(f.detail.cve.cveId)
       }
-      this.slotOf.delete(f.id)
       this.table.release(s)
     }
     for (const list of this.hostLists.values()) list.delete(entry)
@@ -389,8 +390,8 @@ export class MemoryResultsStore implements ResultsStore {
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
     const { slots, total } = this.findingPage(query, query.offset, query.limit)
-    const entries = this.table.entries
-    return { items: slots.map((s) => toRecord(entries[s]!)), total }
+    const t = this.table
+    return { items: slots.map((s) => toRecord(t.idText(s), t.entries[s]!)), total }
   }
 
   /** The slots of a page of findings, and how many the query matches. */
@@ -447,29 +448,32 @@ export class MemoryResultsStore implements ResultsStore {
    */
   async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
     const { slots } = this.findingPage(query, query.offset ?? 0, query.limit ?? Number.MAX_SAFE_INTEGER)
-    const entries = this.table.entries
-    const snapshot = slots.map((s) => entries[s]!)
-    for (const f of snapshot) yield toRecord(f)
+    const t = this.table
+    // A slot freed and taken again during the export holds another finding then: the ids are kept with the state.
+    const snapshot = slots.map((s) => t.entries[s]!)
+    const ids = new Uint32Array(slots.length * 3)
+    slots.forEach((s, i) => { ids[3 * i] = t.id0[s]; ids[3 * i + 1] = t.id1[s]; ids[3 * i + 2] = t.id2[s] })
+    for (let i = 0; i < snapshot.length; i++) yield toRecord(idHex(ids[3 * i], ids[3 * i + 1], ids[3 * i + 2]), snapshot[i])
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {
-    const slot = this.slotOf.get(id)
-    return slot === undefined ? null : toRecord(this.table.entries[slot]!)
+    const slot = this.table.findText(id)
+    return slot === -1 ? null : toRecord(id, this.table.entries[slot]!)
   }
 
   async decideFinding (id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null> {
-    const slot = this.slotOf.get(id)
-    if (slot === undefined) return null
+    const slot = this.table.findText(id)
+    if (slot === -1) return null
     const t = this.table
     const f = t.entries[slot]!
     const host = this.hosts.get(f.address)
     if (host === undefined) return null
-    const decided = new Finding(f.id, f.address, f.port, f.detail, status, f.firstSeen, f.lastSeen, f.lastScanId, f.fixedAt,
+    const decided = new Finding(f.address, f.port, f.detail, status, f.firstSeen, f.lastSeen, f.lastScanId, f.fixedAt,
       FindingTable.decision(comment, by, new Date().toISOString()))
     this.replaceFinding(slot, decided, t.firstSeen[slot], t.lastSeen[slot])
     this.putHost({ ...host.record, ...this.tallies(host.slots) })
     this.revision++
-    return toRecord(decided)
+    return toRecord(id, decided)
   }
 
   async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
@@ -489,7 +493,7 @@ export class MemoryResultsStore implements ResultsStore {
           const kev = c.kev === undefined ? v.kev : c.kev
           if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey) continue
           const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description)
-          this.replaceFinding(s, new Finding(f.id, f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
+          this.replaceFinding(s, new Finding(f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
             f.lastScanId, f.fixedAt, f.decision), t.firstSeen[s], t.lastSeen[s])
           changed++
         }
