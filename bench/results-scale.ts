@@ -2,7 +2,7 @@
 // own API, then measure every host and finding list and filter through the running service, the write rate
 // (first scans and re-scans), the CSV export and the API's memory, each beside its target (issue 11).
 //   npx tsx bench/results-scale.ts [--hosts 10000] [--backend memory|redis] [--requests 200] [--concurrency 4]
-//                                  [--rescan 1000] [--out figures.json]
+//                                  [--rescan 1000] [--out figures.json] [--node-flags '--optimize-for-size']
 // The API runs in a child process (the real app, on the backend chosen); this process only sends requests.
 // Latencies are measured by the client, body read included, over a bounded number of requests per case sent
 // by a few concurrent clients; host list queries vary their page size a little so that the host page cache
@@ -34,9 +34,12 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     rescan: { type: 'string', default: '1000' },
     batch: { type: 'string', default: '100' },
-    out: { type: 'string' }
+    out: { type: 'string' },
+    'node-flags': { type: 'string', default: '' }
   }
 })
+/** V8 options for the API process, e.g. --node-flags=--optimize-for-size, to see what the heap's sizing costs. */
+const NODE_FLAGS = (args['node-flags'] ?? '').split(' ').filter(Boolean)
 const HOSTS = Number(args.hosts)
 const REQUESTS = Number(args.requests)
 const CONCURRENCY = Number(args.concurrency)
@@ -53,7 +56,7 @@ interface Server { child: ChildProcess, port: number }
 function startServer (env: Record<string, string>): Promise<Server> {
   const child = fork(SERVER, [BACKEND], {
     cwd: ROOT,
-    execArgv: ['--require', 'tsx/cjs', '--expose-gc'],
+    execArgv: ['--require', 'tsx/cjs', '--expose-gc', ...NODE_FLAGS],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
@@ -87,6 +90,8 @@ function ask<T> (server: Server, msg: object, key: string): Promise<T> {
     server.child.send(msg)
   })
 }
+
+interface Memory { rss: number, maxRss: number, heapUsed: number, heapCommitted: number, external: number }
 
 interface Written { storeMs: number, hosts: number, findings: number }
 
@@ -240,12 +245,13 @@ async function main (): Promise<void> {
   const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
   const prefix = `vulnscan-bench-results.${randomBytes(4).toString('hex')}`
   const startLoad = loadavg()
-  console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}${NODE_FLAGS.length > 0 ? ` (API with ${NODE_FLAGS.join(" ")})` : ""}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
   const server = await startServer({ BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL })
   try {
     const seeded = await writeHosts(server, 0, HOSTS, T0, 'scan-seed', false)
     const seedRate = rate(seeded)
-    console.log(`seeded ${seeded.hosts} hosts, ${seeded.findings} findings in ${seedRate.seconds.toFixed(1)} s of store time`)
+    const afterSeed = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
+    console.log(`seeded ${seeded.hosts} hosts, ${seeded.findings} findings in ${seedRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterSeed.rss / 1e6)} MB, peak ${Math.round(afterSeed.maxRss / 1e6)} MB`)
 
     const findings: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
     const hosts: number = (await getJson(server.port, serviceKey, '/host?limit=1')).total
@@ -262,7 +268,8 @@ async function main (): Promise<void> {
     // Re-scans of hosts already known, with every order in use: the merges a scan of a known network does.
     const rescanned = await writeHosts(server, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
     const rescanRate = rate(rescanned)
-    console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time`)
+    const afterRescan = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
+    console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterRescan.rss / 1e6)} MB, peak ${Math.round(afterRescan.maxRss / 1e6)} MB`)
     const total: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
 
     const measured: Measured[] = []
@@ -278,7 +285,7 @@ async function main (): Promise<void> {
       console.log(`  csv      ${name.padEnd(42)} ${m.rows} rows in ${m.seconds.toFixed(2)} s, ${m.rowsPerSec} rows/s ${passFail(m.pass)}`)
       csv.push(m)
     }
-    const memory = await ask<{ rss: number, maxRss: number }>(server, { cmd: 'memory' }, 'memory')
+    const memory = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
 
     const table = new Table({ style: PLAIN, head: ['group', 'case', 'p50 ms', 'p99 ms', 'target p99', ''] })
     for (const m of measured) table.push([m.group, m.name, m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), `< ${m.targetMs} ms`, passFail(m.pass)])
@@ -294,6 +301,8 @@ async function main (): Promise<void> {
       ...csv.map((c) => [`CSV export, ${c.name}`, `${c.rowsPerSec} rows/s (${c.rows} rows, ${c.mb.toFixed(0)} MB, ${c.seconds.toFixed(2)} s)${c.rows === c.expected ? '' : `, expected ${c.expected} rows`}`,
         `>= ${TARGETS.csvRowsPerSec} rows/s`, passFail(c.pass)]),
       ['API RSS (after GC) / peak', `${mb(memory.rss)} MB / ${mb(memory.maxRss)} MB`, `< ${TARGETS.rssMb} MB`, passFail(mb(memory.maxRss) < TARGETS.rssMb)],
+      ['API RSS after the first scans / after the re-scan', `${mb(afterSeed.rss)} MB / ${mb(afterRescan.rss)} MB`, '(info)', ''],
+      ['API heap used / committed, external (after GC)', `${mb(memory.heapUsed)} MB / ${mb(memory.heapCommitted)} MB, ${mb(memory.external)} MB`, '(info)', ''],
       ...Object.entries(firstReads).map(([path, ms]) => [`first read after start: ${path}`, `${ms.toFixed(0)} ms`, '(info)', ''])
     )
     console.log(`${hosts} hosts, ${total} findings listed (${seeded.findings + rescanned.findings} written)`)
@@ -317,7 +326,7 @@ async function main (): Promise<void> {
         firstReads,
         routes: measured,
         csv,
-        memory
+        memory: { ...memory, afterSeed, afterRescan }
       }, null, 2) + '\n')
       console.log(`figures written to ${args.out}`)
     }

@@ -1,6 +1,7 @@
 // The API child of bench/results-scale.ts: the real app (app.ts) on the backend the bench names, which also
 // writes the scan results when asked, through the results store the app opened with openBackends, so that
 // the embedded store is filled in the process that serves it. The parent talks over IPC.
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8'
 import Fastify from 'fastify'
 import app, { serverOptions } from '../../app'
 import { loadConfig } from '../../lib/config'
@@ -51,7 +52,17 @@ async function main (): Promise<void> {
       write(msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
     } else if (msg.cmd === 'memory') {
       global.gc?.()
-      process.send?.({ memory: { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 } })
+      const heap = getHeapStatistics()
+      process.send?.({
+        memory: {
+          rss: process.memoryUsage().rss,
+          maxRss: process.resourceUsage().maxRSS * 1024,
+          heapUsed: heap.used_heap_size,
+          heapCommitted: heap.total_heap_size,
+          external: heap.external_memory,
+          spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { used: s.space_used_size, committed: s.space_size }]))
+        }
+      })
     }
   })
   process.on('disconnect', () => {

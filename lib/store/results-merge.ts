@@ -1,7 +1,7 @@
 // The semantics of the results store, shared by both backends: how one host's scan write changes the host
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { addressSortKey, normalizeAddress } from '../addresses'
 import type { HostRecord, HostPort } from './types'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
@@ -29,13 +29,13 @@ const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distrib
 
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
-  // The first 12 bytes as hex: the same text as the digest's first 24 hex digits, without keeping the whole digest.
-  return findingDigest(address, port, cveId).toString('hex', 0, 12)
+  return findingDigest(address, port, cveId).slice(0, 24)
 }
 
-/** The digest whose first 12 bytes are findingId's, for a store that keeps ids as numbers. */
-export function findingDigest (address: string, port: number, cveId: string): Buffer {
-  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest()
+/** The hex digest whose first 24 digits are findingId, for a store that keeps ids as numbers. */
+export function findingDigest (address: string, port: number, cveId: string): string {
+  // One call, no Hash object (and its native context) per id.
+  return hash('sha256', `${address}|${port}|${cveId.toUpperCase()}`, 'hex')
 }
 
 function bounded (s: string): string {

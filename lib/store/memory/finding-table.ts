@@ -215,7 +215,7 @@ export class FindingTable {
   risk = new Float64Array(0)
 
   private grow (): void {
-    const capacity = Math.max(1024, Math.ceil(this.capacity * 1.5))
+    const capacity = Math.max(16_384, this.capacity * 2)
     const grown = <A extends Int8Array | Uint8Array | Uint32Array | Float64Array>(a: A, make: new (n: number) => A): A => {
       const b = new make(capacity)
       b.set(a)
