@@ -174,6 +174,8 @@ const HIDDEN_CODE = Uint8Array.from(FINDING_STATUSES, (s) => isHiddenByDefault(s
 const CONFIDENCE_CODE = new Map<string, number>([['high', 0], ['medium', 1], ['low', 2]])
 /** A code no stored value has: a filter on it matches nothing. */
 const NO_CODE = 255
+/** The status code of a free slot. */
+const FREE = 254
 
 function statusCode (s: string): number {
   return STATUS_CODE.get(s) ?? NO_CODE
@@ -309,6 +311,7 @@ export class FindingTable {
     index[i] = -1
     this.removed++
     if (HIDDEN_CODE[this.status[slot]] === 1) this.hidden--
+    this.status[slot] = FREE
     this.entries[slot] = undefined
     this.count--
     this.free.push(slot)
@@ -434,6 +437,42 @@ export class FindingTable {
         requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
         distributionKey
       }))
+  }
+
+  private scratch = new Uint8Array(0)
+
+  /**
+   * Mark the findings that pass the query's filters but host and CVE (which posting lists answer) in a mask by
+   * slot, valid until the next call: one pass over the columns in slot order, with no call per finding.
+   */
+  mark (q: FindingExportQuery): { mask: Uint8Array, total: number } {
+    const n = this.entries.length
+    if (this.scratch.length < n) this.scratch = new Uint8Array(this.capacity)
+    const mask = this.scratch
+    const { sev, cvss, epss, kev, status, conf } = this
+    const wantStatus = q.status === undefined ? -1 : statusCode(q.status)
+    const wantSev = q.severity === undefined ? -2 : SEVERITY_RANK[q.severity] ?? -3
+    const byCvss = q.minCvss !== undefined
+    const minCvss = q.minCvss ?? 0
+    const byEpss = q.minEpss !== undefined
+    const minEpss = q.minEpss ?? 0
+    const wantKev = q.kev === undefined ? -1 : q.kev ? 1 : 0
+    const wantConf = q.confidence === undefined ? -1 : CONFIDENCE_CODE.get(q.confidence) ?? NO_CODE
+    let total = 0
+    for (let s = 0; s < n; s++) {
+      const st = status[s]
+      let ok = 1
+      if (st === FREE) ok = 0
+      else if (wantStatus !== -1 ? st !== wantStatus : HIDDEN_CODE[st] === 1) ok = 0
+      else if (wantSev !== -2 && sev[s] !== wantSev) ok = 0
+      else if (byCvss && !(cvss[s] >= minCvss)) ok = 0
+      else if (byEpss && !(epss[s] >= minEpss)) ok = 0
+      else if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) ok = 0
+      else if (wantConf !== -1 && conf[s] !== wantConf) ok = 0
+      mask[s] = ok
+      total += ok
+    }
+    return { mask, total }
   }
 
   /**

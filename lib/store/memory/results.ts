@@ -346,29 +346,28 @@ export class MemoryResultsStore implements ResultsStore {
     if (!findingQueryFilters(q)) {
       const total = t.count - t.hidden
       if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, offset, limit), total }
-      return { slots: this.defaultPage(sort, order, offset, limit), total }
+      // Every finding but the hidden statuses.
+      return { slots: this.walkPage(sort, order, offset, limit, total, (s) => !t.isHidden(s)), total }
     }
-    const matches = t.filter(q)
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     const lists: number[][] = []
     if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
     if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
     const candidates = lists.sort((a, b) => a.length - b.length)[0]
     if (candidates !== undefined) {
-      const all = candidates.filter(matches).sort(findingOrder(t, sort))
+      const all = candidates.filter(t.filter(q)).sort(findingOrder(t, sort))
       return { slots: pageOf(all, order, offset, limit), total: all.length }
     }
-    const { items, total } = this.findingList(sort).select(order, offset, limit, matches)
-    return { slots: items, total }
+    // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
+    const { mask, total } = t.mark(q)
+    return { slots: this.walkPage(sort, order, offset, limit, total, (s) => mask[s] === 1), total }
   }
 
   /**
-   * A page of the default list (every finding but the hidden statuses), whose total is known: walked from
-   * whichever end is nearer, so the first and the last pages cost a page, not a scan.
+   * A page of the findings that pass `test`, `total` of them: walked from whichever end of the order is nearer,
+   * so the first and the last pages cost a page, not a scan.
    */
-  private defaultPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number): number[] {
-    const t = this.table
-    const total = t.count - t.hidden
+  private walkPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number, total: number, test: (slot: number) => boolean): number[] {
     const end = Math.min(total, offset + limit)
     if (offset >= end) return []
     const fromEnd = offset > total - end
@@ -378,7 +377,7 @@ export class MemoryResultsStore implements ResultsStore {
     const out: number[] = []
     let seen = 0
     this.findingList(sort).walk(fromEnd ? (order === 'asc' ? 'desc' : 'asc') : order, 0, (s) => {
-      if (t.isHidden(s)) return
+      if (!test(s)) return
       if (seen++ >= start) out.push(s)
       return out.length < want
     })
