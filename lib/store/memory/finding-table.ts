@@ -17,8 +17,6 @@ const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
 
 /** What a finding says of its CVE: the same for every finding of the CVE, until the data sources change it. */
 export interface CveData {
-  /** Numbers this shared value among its kind, to key what combines it with others. */
-  readonly n: number
   readonly cveId: string
   readonly severity: FindingRecord['severity']
   readonly cvss: number | null
@@ -35,7 +33,6 @@ export interface CveData {
 
 /** What the scan saw of the product on the port. */
 export interface ProductData {
-  readonly n: number
   readonly product: string
   readonly version: string | null
   readonly matchedCpe: string
@@ -44,7 +41,6 @@ export interface ProductData {
 
 /** The rule that decided the finding and what is said to the user with it. */
 export interface RuleData {
-  readonly n: number
   readonly criterion: string
   readonly reason: string
   readonly source: FindingSource
@@ -133,6 +129,16 @@ function hex8 (n: number): string {
   return n.toString(16).padStart(8, '0')
 }
 
+/** The number of 8 hex digits of `s` from `at` (lower case, as digests are). */
+export function hexAt (s: string, at: number): number {
+  let n = 0
+  for (let i = at; i < at + 8; i++) {
+    const c = s.charCodeAt(i)
+    n = n * 16 + (c <= 57 ? c - 48 : c - 87)
+  }
+  return n
+}
+
 /** The id text of the id's three numbers. */
 export function idHex (d0: number, d1: number, d2: number): string {
   return hex8(d0) + hex8(d1) + hex8(d2)
@@ -152,21 +158,39 @@ function frozenCopy<T extends object | null> (o: T): T {
 }
 
 /** Shared values by key, a few variants each. */
-class Variants<T> {
-  private readonly map = new Map<string, T[]>()
+class Variants<K, T> {
+  private readonly map = new Map<K, T[]>()
 
-  find (key: string, same: (v: T) => boolean, make: () => T): T {
+  constructor (private readonly max = VARIANTS_MAX) {}
+
+  /** The variants kept under `key` (newest last), to search without a callback. */
+  list (key: K): T[] | undefined {
+    return this.map.get(key)
+  }
+
+  add (key: K, made: T): T {
     let list = this.map.get(key)
     if (list === undefined) {
       if (this.map.size >= KEYS_MAX) this.map.clear()
       this.map.set(key, list = [])
     }
-    for (let i = list.length - 1; i >= 0; i--) if (same(list[i])) return list[i]
-    const made = make()
-    if (list.length >= VARIANTS_MAX) list.shift()
+    if (list.length >= this.max) list.shift()
     list.push(made)
     return made
   }
+}
+
+/** Whether two EPSS values say the same (the same fields, so that sharing one for the other loses nothing). */
+function sameEpss (a: Epss | null, b: Epss | null): boolean {
+  if (a === b) return true
+  if (a === null || b === null) return false
+  return a.score === b.score && a.percentile === b.percentile && a.date === b.date && keyCount(a) === keyCount(b)
+}
+
+function keyCount (o: object): number {
+  let n = 0
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) n++
+  return n
 }
 
 const STATUS_CODE = new Map<string, number>(FINDING_STATUSES.map((s, i) => [s, i]))
@@ -185,11 +209,11 @@ export type FindingSortKey = 'cvss' | 'lastSeen' | 'firstSeen' | 'risk'
 
 /** The compact findings: shared data, findings by slot, and the columns filters and orders read. */
 export class FindingTable {
-  private readonly cves = new Variants<CveData>()
-  private readonly products = new Variants<ProductData>()
-  private readonly rules = new Variants<RuleData>()
-  private readonly details = new Map<string, Detail>()
-  private shares = 0
+  private readonly cves = new Variants<string, CveData>()
+  private readonly products = new Variants<string, ProductData>()
+  private readonly rules = new Variants<string, RuleData>()
+  /** Details by their CVE data: a CVE's findings differ in product, rule and conclusion only in a few ways. */
+  private readonly details = new Variants<CveData, Detail>(4 * VARIANTS_MAX)
 
   /** Finding by slot; undefined for a free slot. */
   readonly entries: (Finding | undefined)[] = []
@@ -211,6 +235,8 @@ export class FindingTable {
   id0 = new Uint32Array(0)
   id1 = new Uint32Array(0)
   id2 = new Uint32Array(0)
+  /** The write that last saw each finding: a write's own set of the ids it saw, with nothing to allocate. */
+  seenBy = new Uint32Array(0)
   cvssKey = new Float64Array(0)
   lastSeen = new Float64Array(0)
   firstSeen = new Float64Array(0)
@@ -232,6 +258,7 @@ export class FindingTable {
     this.id0 = grown(this.id0, Uint32Array)
     this.id1 = grown(this.id1, Uint32Array)
     this.id2 = grown(this.id2, Uint32Array)
+    this.seenBy = grown(this.seenBy, Uint32Array)
     this.cvssKey = grown(this.cvssKey, Float64Array)
     this.lastSeen = grown(this.lastSeen, Float64Array)
     this.firstSeen = grown(this.firstSeen, Float64Array)
@@ -376,14 +403,17 @@ export class FindingTable {
     kev: Kev | null, epss: Epss | null, description: string
   ): CveData {
     const kevKey = json(kev)
-    const epssKey = json(epss)
-    return this.cves.find(cveId,
-      (v) => v.severity === severity && v.cvss === cvss && v.cvssVersion === cvssVersion && v.cvssVector === cvssVector &&
-        v.kevKey === kevKey && v.epssKey === epssKey && v.description === description,
-      () => Object.freeze({
-        n: this.shares++,
-        cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), kevKey, epssKey
-      }))
+    const list = this.cves.list(cveId)
+    if (list !== undefined) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const v = list[i]
+        if (v.severity === severity && v.cvss === cvss && v.cvssVersion === cvssVersion && v.cvssVector === cvssVector &&
+          v.kevKey === kevKey && sameEpss(v.epss, epss) && v.description === description) return v
+      }
+    }
+    return this.cves.add(cveId, Object.freeze({
+      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), kevKey, epssKey: json(epss)
+    }))
   }
 
   /** The shared detail of a new finding. */
@@ -392,14 +422,14 @@ export class FindingTable {
   }
 
   detail (cve: CveData, product: ProductData, rule: RuleData, observed: ObservedStatus): Detail {
-    const key = `${cve.n},${product.n},${rule.n},${observed}`
-    let d = this.details.get(key)
-    if (d === undefined) {
-      if (this.details.size >= KEYS_MAX) this.details.clear()
-      d = Object.freeze({ cve, product, rule, observed })
-      this.details.set(key, d)
+    const list = this.details.list(cve)
+    if (list !== undefined) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const d = list[i]
+        if (d.product === product && d.rule === rule && d.observed === observed) return d
+      }
     }
-    return d
+    return this.details.add(cve, Object.freeze({ cve, product, rule, observed }))
   }
 
   static decision (comment: string | null, decidedBy: string | null, decidedAt: string | null): Decision | null {
@@ -410,9 +440,14 @@ export class FindingTable {
   productOf (nf: NewFinding): ProductData {
     const { product, version, matchedCpe } = nf
     const evidence = bounded(nf.evidence)
-    return this.products.find(matchedCpe,
-      (v) => v.product === product && v.version === version && v.evidence === evidence,
-      () => Object.freeze({ n: this.shares++, product, version, matchedCpe, evidence }))
+    const list = this.products.list(matchedCpe)
+    if (list !== undefined) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const v = list[i]
+        if (v.product === product && v.version === version && v.evidence === evidence) return v
+      }
+    }
+    return this.products.add(matchedCpe, Object.freeze({ product, version, matchedCpe, evidence }))
   }
 
   ruleOf (nf: NewFinding): RuleData {
@@ -422,21 +457,25 @@ export class FindingTable {
     const distribution = nf.distribution ?? null
     const distributionKey = json(distribution)
     const platforms = nf.requiresPlatform
-    return this.rules.find(rule,
-      (v) => v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
-        v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms),
-      () => Object.freeze({
-        n: this.shares++,
-        criterion,
-        reason,
-        source,
-        rule,
-        distribution: frozenCopy(distribution),
-        confidence,
-        confidenceNote,
-        requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
-        distributionKey
-      }))
+    const list = this.rules.list(rule)
+    if (list !== undefined) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const v = list[i]
+        if (v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
+          v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms)) return v
+      }
+    }
+    return this.rules.add(rule, Object.freeze({
+      criterion,
+      reason,
+      source,
+      rule,
+      distribution: frozenCopy(distribution),
+      confidence,
+      confidenceNote,
+      requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
+      distributionKey
+    }))
   }
 
   private scratch = new Uint8Array(0)

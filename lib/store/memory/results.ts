@@ -14,7 +14,7 @@ import {
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
-import { Finding, FindingTable, idHex, toRecord, type FindingSortKey } from './finding-table'
+import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
 
 const EXPLOIT_BATCH = 1000
 const PORTS_MAX = 100_000
@@ -97,6 +97,7 @@ export class MemoryResultsStore implements ResultsStore {
   private readonly hostLists = new Map<HostSort, SortedList<HostEntry>>()
   private readonly findingLists = new Map<FindingSort, SortedList<number>>()
   private revision = 0
+  private writes = 0
 
   private hostList (sort: HostSort): SortedList<HostEntry> {
     let list = this.hostLists.get(sort)
@@ -227,23 +228,29 @@ export class MemoryResultsStore implements ResultsStore {
     const atMs = Date.parse(at)
     const scanId = write.scanId
     const counts = { newFindings: 0, fixed: 0, reopened: 0 }
-    const seen = new Set<number>()
+    // Write numbers start at 1 (0: seen by no write); when they wrap around, every slot starts afresh.
+    const w = this.writes = (this.writes + 1) >>> 0
+    if (w === 0) {
+      t.seenBy.fill(0)
+      this.writes = 1
+      return this.record(write)
+    }
     for (const nf of write.findings) {
       const digest = findingDigest(address, nf.port, nf.cveId)
-      const d0 = parseInt(digest.slice(0, 8), 16)
-      const d1 = parseInt(digest.slice(8, 16), 16)
-      const d2 = parseInt(digest.slice(16, 24), 16)
+      const d0 = hexAt(digest, 0)
+      const d1 = hexAt(digest, 8)
+      const d2 = hexAt(digest, 16)
       const slot = t.find(d0, d1, d2)
       if (slot === -1) {
         const s = t.allocate(d0, d1, d2)
-        seen.add(s)
+        t.seenBy[s] = w
         this.addFinding(s, new Finding(address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
         slots.push(s)
         if (nf.observed === 'open') counts.newFindings++
         continue
       }
-      if (seen.has(slot)) continue
-      seen.add(slot)
+      if (t.seenBy[slot] === w) continue
+      t.seenBy[slot] = w
       const prev = t.entries[slot]!
       const prevFirst = t.firstSeen[slot]
       const prevLast = t.lastSeen[slot]
@@ -265,7 +272,7 @@ export class MemoryResultsStore implements ResultsStore {
       const settled = new Set(write.settledPorts)
       for (const s of before) {
         const f = t.entries[s]!
-        if (seen.has(s) || !settled.has(f.port)) continue
+        if (t.seenBy[s] === w || !settled.has(f.port)) continue
         if (!isSettleable(f.status)) continue
         if (t.lastSeen[s] > atMs) continue
         this.replaceFinding(s, new Finding(f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
