@@ -1,9 +1,9 @@
-// The findings of the embedded results store in compact form. A finding keeps only what varies per finding (ids,
-// address, port, status, dates, scan, decision) and points at shared data: its CVE's (description, scores, KEV,
-// EPSS), its product's as the banner showed it, and its rule's (criterion, reason, source, confidence). Each
-// finding has a slot number, and the fields that filters and orders read sit in typed arrays indexed by slot,
-// so a filter over every finding is a loop over numbers, not over objects. The full FindingRecord is built
-// only for what a page or an export hands out.
+// The findings of the embedded results store in compact form. A finding keeps only what varies per finding
+// (address, port, status, dates, scan, decision) and points at one shared detail: its CVE's data (description,
+// scores, KEV, EPSS), its product's as the banner showed it, its rule's (criterion, reason, source, confidence)
+// and the scan's conclusion. Each finding has a slot number; its id (12 bytes) and the fields that filters and
+// orders read sit in typed arrays indexed by slot, so a filter over every finding is a loop over numbers, not
+// over objects. The full FindingRecord is built only for what a page or an export hands out.
 import { FINDING_STATUSES } from '../../vocabulary'
 import type { Kev } from '../../nvd/types'
 import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus } from '../results-types'

@@ -1,9 +1,9 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
 // Every sort order is kept as a sorted list updated on each write (an item moves only when its sort value
-// does), and the equality filters that pick few findings (host, CVE) have posting lists,
-// so no read re-sorts and no write throws an order away. Findings are compact (finding-table.ts): the lists
-// hold slot numbers, filters read typed arrays, and a FindingRecord is built only for what is handed out.
-// Host records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
+// does), and the filters that pick few findings (host, CVE) have posting lists, so no read re-sorts and no
+// write throws an order away. Findings are compact (finding-table.ts): the lists hold slot numbers, the other
+// filters are one pass over typed arrays, and a FindingRecord is built only for what is handed out. Host
+// records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
 import type { HostPort, HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
@@ -50,7 +50,7 @@ function hostOrder (sort: HostSort): (a: HostEntry, b: HostEntry) => number {
   }
 }
 
-// Ascending by (value, id): the id's first 13 hex digits as a number first, the id text only on a clash.
+// Ascending by (value, id), the order compareBy in results-merge defines: the id's bytes compare as its text does.
 function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b: number) => number {
   return (a, b) => {
     const key = table.sortColumn(sort)
