@@ -2,7 +2,7 @@
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
 import { hash } from 'node:crypto'
-import { addressSortKey, normalizeAddress } from '../addresses'
+import { addressSortKey } from '../addresses'
 import type { HostRecord, HostPort } from './types'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
