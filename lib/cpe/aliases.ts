@@ -90,7 +90,75 @@ const TABLE: Entry[] = [
   { names: ['jenkins'], targets: [{ vendor: 'jenkins', product: 'jenkins' }] },
   { names: ['influxdb'], targets: [{ vendor: 'influxdata', product: 'influxdb' }] },
   { names: ['gunicorn'], targets: [{ vendor: 'gunicorn', product: 'gunicorn' }] },
-  { names: ['werkzeug httpd', 'werkzeug'], targets: [{ vendor: 'palletsprojects', product: 'werkzeug' }] }
+  { names: ['werkzeug httpd', 'werkzeug'], targets: [{ vendor: 'palletsprojects', product: 'werkzeug' }] },
+  // Web servers and proxies named by the HTTP probe.
+  { names: ['tengine'], targets: [{ vendor: 'alibaba', product: 'tengine' }] },
+  // HTTP.sys is part of Windows: NVD files its flaws under the Windows releases, never by HTTP.sys's own version.
+  { names: ['microsoft httpapi httpd'], targets: [{ vendor: 'microsoft', product: 'windows' }], part: 'o' },
+  { names: ['kestrel'], targets: [{ vendor: 'microsoft', product: 'asp.net_core' }] },
+  { names: ['uvicorn'], targets: [{ vendor: 'encode', product: 'uvicorn' }] },
+  { names: ['cowboy httpd', 'cowboy'], targets: [{ vendor: 'ninenines', product: 'cowboy' }] },
+  { names: ['docker'], targets: [{ vendor: 'docker', product: 'docker' }, { vendor: 'mobyproject', product: 'moby' }] },
+  { names: ['envoy'], targets: [{ vendor: 'envoyproxy', product: 'envoy' }] },
+  { names: ['minio'], targets: [{ vendor: 'minio', product: 'minio' }] },
+  { names: ['litespeed httpd', 'litespeed'], targets: [{ vendor: 'litespeedtech', product: 'litespeed_web_server' }] },
+  { names: ['varnish'], targets: [{ vendor: 'varnish-software', product: 'varnish_cache' }, { vendor: 'varnish-cache', product: 'varnish' }] },
+  { names: ['boa httpd', 'boa'], targets: [{ vendor: 'boa', product: 'boa' }] },
+  { names: ['mini_httpd'], targets: [{ vendor: 'acme', product: 'mini_httpd' }] },
+  { names: ['thttpd'], targets: [{ vendor: 'acme', product: 'thttpd' }] },
+  { names: ['goahead webserver', 'goahead'], targets: [{ vendor: 'embedthis', product: 'goahead' }] },
+  { names: ['python http.server', 'python simplehttpserver'], targets: [{ vendor: 'python', product: 'python' }] },
+  { names: ['opensearch'], targets: [{ vendor: 'amazon', product: 'opensearch' }] },
+  // SSH servers and libraries.
+  { names: ['libssh2'], targets: [{ vendor: 'libssh2', product: 'libssh2' }] },
+  { names: ['cisco ssh'], targets: [{ vendor: 'cisco', product: 'ios' }], part: 'o' },
+  { names: ['mikrotik routeros sshd'], targets: [{ vendor: 'mikrotik', product: 'routeros' }], part: 'o' },
+  { names: ['proftpd mod_sftp'], targets: [{ vendor: 'proftpd', product: 'proftpd' }], split: splitLetter },
+  { names: ['golang x/crypto/ssh server'], targets: [{ vendor: 'golang', product: 'crypto' }] },
+  { names: ['asyncssh'], targets: [{ vendor: 'asyncssh_project', product: 'asyncssh' }] },
+  { names: ['paramiko'], targets: [{ vendor: 'paramiko', product: 'paramiko' }] },
+  { names: ['weonlydo sshd'], targets: [{ vendor: 'weonlydo', product: 'wodsshserver' }] },
+  { names: ['erlang/otp ssh', 'erlang port mapper daemon'], targets: [{ vendor: 'erlang', product: 'erlang/otp' }] },
+  // A bare `SSHD` identification is Apache MINA SSHD's default.
+  { names: ['sshd'], targets: [{ vendor: 'apache', product: 'sshd' }] },
+  { names: ['twisted conch sshd', 'twisted ftpd'], targets: [{ vendor: 'twistedmatrix', product: 'twisted' }] },
+  // Mail: IMAP, POP3 and SMTP servers.
+  { names: ['courier imapd', 'courier pop3d'], targets: [{ vendor: 'courier-mta', product: 'courier-imap' }] },
+  { names: ['courier smtpd'], targets: [{ vendor: 'courier-mta', product: 'courier_mail_server' }] },
+  { names: ['cyrus imapd', 'cyrus pop3d'], targets: [{ vendor: 'cmu', product: 'cyrus_imap_server' }] },
+  { names: ['microsoft exchange imapd', 'microsoft exchange pop3d'], targets: [{ vendor: 'microsoft', product: 'exchange_server' }] },
+  { names: ['uw imapd', 'uw pop3d'], targets: [{ vendor: 'university_of_washington', product: 'imap' }] },
+  { names: ['zimbra imapd', 'zimbra pop3d', 'zimbra smtpd'], targets: [{ vendor: 'zimbra', product: 'collaboration' }, { vendor: 'synacor', product: 'zimbra_collaboration_suite' }] },
+  { names: ['gmail imapd', 'gmail pop3d'], targets: [{ vendor: 'google', product: 'gmail' }] },
+  { names: ['hmailserver imapd', 'hmailserver smtpd'], targets: [{ vendor: 'hmailserver', product: 'hmailserver' }] },
+  { names: ['qpopper'], targets: [{ vendor: 'qualcomm', product: 'qpopper' }] },
+  // The IIS SMTP and FTP services ship with IIS.
+  { names: ['microsoft esmtp', 'microsoft ftpd'], targets: [{ vendor: 'microsoft', product: 'internet_information_services' }] },
+  { names: ['opensmtpd'], targets: [{ vendor: 'openbsd', product: 'opensmtpd' }] },
+  { names: ['haraka smtpd', 'haraka'], targets: [{ vendor: 'haraka_project', product: 'haraka' }] },
+  { names: ['qmail smtpd', 'qmail'], targets: [{ vendor: 'qmail_project', product: 'qmail' }] },
+  { names: ['mailenable smtpd', 'mailenable'], targets: [{ vendor: 'mailenable', product: 'mailenable' }] },
+  { names: ['mdaemon smtpd', 'mdaemon'], targets: [{ vendor: 'alt-n', product: 'mdaemon' }] },
+  // FTP servers.
+  { names: ['filezilla ftpd'], targets: [{ vendor: 'filezilla-project', product: 'filezilla_server' }] },
+  { names: ['wu-ftpd'], targets: [{ vendor: 'washington_university', product: 'wu-ftpd' }] },
+  { names: ['slmail ftpd', 'slmail'], targets: [{ vendor: 'seattle_lab_software', product: 'slmail' }] },
+  { names: ['bftpd'], targets: [{ vendor: 'bftpd_project', product: 'bftpd' }] },
+  { names: ['serv-u ftpd', 'serv-u'], targets: [{ vendor: 'solarwinds', product: 'serv-u' }] },
+  { names: ['pyftpdlib'], targets: [{ vendor: 'pyftpdlib_project', product: 'pyftpdlib' }] },
+  // News and chat.
+  { names: ['internetnews', 'inn'], targets: [{ vendor: 'isc', product: 'inn' }] },
+  { names: ['leafnode'], targets: [{ vendor: 'leafnode', product: 'leafnode' }] },
+  { names: ['ngircd'], targets: [{ vendor: 'ngircd', product: 'ngircd' }] },
+  { names: ['inspircd'], targets: [{ vendor: 'inspircd', product: 'inspircd' }] },
+  { names: ['unrealircd'], targets: [{ vendor: 'unrealircd', product: 'unrealircd' }] },
+  { names: ['ircd-hybrid'], targets: [{ vendor: 'ircd-hybrid', product: 'ircd-hybrid' }] },
+  { names: ['ircd-ratbox'], targets: [{ vendor: 'ratbox', product: 'ircd-ratbox' }] },
+  { names: ['solanum'], targets: [{ vendor: 'solanum_project', product: 'solanum' }] },
+  { names: ['charybdis'], targets: [{ vendor: 'charybdis_project', product: 'charybdis' }] },
+  { names: ['ergo'], targets: [{ vendor: 'ergo', product: 'ergo' }] },
+  // Data stores.
+  { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]
 
 const BY_NAME = new Map<string, Entry>()

@@ -3,8 +3,12 @@
 
 import { parseRootDocument, parseUnauthorized } from './elasticsearch'
 import { clean, distroTag, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [80, 8080, 8000, 8008, 8081, 8888, 9200, 15672, 5984, 2375, 8086, 8500, 2379, 10250, 3000, 9090]
+export const ports = [80, 8080, 8000, 8008, 8081, 8888, 9200, 15672, 5984, 2375, 8086, 8500, 2379, 3000, 9090]
+
+/** TLS ports where HTTP runs inside: no banner wait after the handshake. */
+export const tlsPorts = [443, 4443, 5986, 6443, 8443, 9443, 10250, 2376]
 
 /** The request line and headers; `Connection: close` so the reply ends with the connection. */
 export function request (host: string, port?: number): Buffer {
@@ -192,4 +196,22 @@ export function identify (res: HttpResponse): ProbeMatch {
 export function parse (reply: Buffer): ProbeMatch | null {
   const res = parseResponse(reply)
   return res ? identify(res) : null
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'http',
+  ports,
+  tlsPorts,
+  fallback: 'light',
+  tlsDefault: true,
+  alpn: ['http/1.1'],
+  tlsService: 'https',
+  recognise: (reply) => parse(reply),
+  request: ({ host, port }) => request(host, port),
+  complete,
+  parse: (reply) => parse(reply),
+  hintsTls: (reply) => /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server/i.test(reply.toString('latin1')),
+  products: [...new Set([...SERVER_RULES.map((r) => r.product), ...PAGE_RULES.map((r) => r.product),
+    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB'])],
+  verbatimProducts: true
 }
