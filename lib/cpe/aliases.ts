@@ -157,6 +157,8 @@ const TABLE: Entry[] = [
   { names: ['solanum'], targets: [{ vendor: 'solanum_project', product: 'solanum' }] },
   { names: ['charybdis'], targets: [{ vendor: 'charybdis_project', product: 'charybdis' }] },
   { names: ['ergo'], targets: [{ vendor: 'ergo', product: 'ergo' }] },
+  { names: ['cups'], targets: [{ vendor: 'apple', product: 'cups' }, { vendor: 'openprinting', product: 'cups' }] },
+  { names: ['tinyproxy'], targets: [{ vendor: 'tinyproxy_project', product: 'tinyproxy' }] },
   // Data stores.
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]
