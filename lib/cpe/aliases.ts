@@ -159,6 +159,16 @@ const TABLE: Entry[] = [
   { names: ['ergo'], targets: [{ vendor: 'ergo', product: 'ergo' }] },
   { names: ['cups'], targets: [{ vendor: 'apple', product: 'cups' }, { vendor: 'openprinting', product: 'cups' }] },
   { names: ['tinyproxy'], targets: [{ vendor: 'tinyproxy_project', product: 'tinyproxy' }] },
+  // DNS servers, by what they answer to version.bind.
+  { names: ['isc bind', 'bind'], targets: [{ vendor: 'isc', product: 'bind' }] },
+  { names: ['dnsmasq'], targets: [{ vendor: 'thekelleys', product: 'dnsmasq' }] },
+  { names: ['unbound'], targets: [{ vendor: 'nlnetlabs', product: 'unbound' }] },
+  { names: ['nsd'], targets: [{ vendor: 'nlnetlabs', product: 'name_server_daemon' }] },
+  { names: ['knot dns'], targets: [{ vendor: 'nic', product: 'knot_dns' }] },
+  { names: ['knot resolver'], targets: [{ vendor: 'nic', product: 'knot_resolver' }] },
+  { names: ['powerdns authoritative server'], targets: [{ vendor: 'powerdns', product: 'authoritative_server' }] },
+  { names: ['powerdns recursor'], targets: [{ vendor: 'powerdns', product: 'recursor' }] },
+  { names: ['microsoft dns'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
   // Data stores.
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]
