@@ -20,6 +20,7 @@ import { probe as nntp } from './nntp'
 import { probe as pop3 } from './pop3'
 import { probe as postgresql } from './postgresql'
 import { probe as redis } from './redis'
+import { probe as rsync } from './rsync'
 import { probe as smtp } from './smtp'
 import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
@@ -30,7 +31,7 @@ export type { ProbeDescriptor } from './descriptor'
 
 export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
-  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, vnc, telnet,
+  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, dns, epmd
 ]
