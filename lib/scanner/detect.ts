@@ -14,6 +14,7 @@
 // 'light' waits less and falls back only to the probes marked for it; 'full' tries every probe
 // and upgrades text protocols that declare a STARTTLS dialogue to report the certificate.
 
+import { setMaxListeners } from 'node:events'
 import { cpesFor } from '../cpe/aliases'
 import { Conn } from './conn'
 import { openTls } from './tls'
@@ -300,9 +301,12 @@ function toService (f: Found | null, ctx: Ctx): ServiceInfo {
   return info
 }
 
-/** The port's own probes: the TLS handshake on TLS-first ports, then the client-first probes that list it. */
+/**
+ * The port's own probes: the TLS handshake on TLS-first ports, then the probes that list the port
+ * and can start the talk (a server-first protocol with a conversation runs it after a silent banner).
+ */
 function ownProbes (registry: Registry, port: number): ProbeDescriptor[] {
-  const plain = registry.clientFirst.filter((p) => !p.handshake && !p.serverFirst && p.ports.includes(port))
+  const plain = registry.clientFirst.filter((p) => !p.handshake && p.ports.includes(port))
   return registry.tlsFirstPorts.has(port) && registry.handshake ? [registry.handshake, ...plain] : plain
 }
 
@@ -371,6 +375,8 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
   const timing = TIMING[opts.level] ?? TIMING.light
   const total = opts.timeoutMs ?? timing.total
   const ac = new AbortController()
+  // Every probe run side by side listens for the end of the detection, several times over.
+  setMaxListeners(128, ac.signal)
   const onAbort = (): void => ac.abort()
   if (opts.signal?.aborted) return { service: 'unknown', cpe: [] }
   opts.signal?.addEventListener('abort', onAbort, { once: true })

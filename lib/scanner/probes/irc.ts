@@ -75,7 +75,9 @@ export function parse (reply: Buffer): ProbeMatch | null {
   }
   const first = ms[0]
   const irc = ms.some((m) => (m.command === 'NOTICE' && (m.params[0] === 'AUTH' || m.params[0] === '*')) ||
-    (m.prefix !== undefined && /^\d{3}$/.test(m.command)) || (m.command === 'ERROR' && /closing link/i.test(m.params.join(' '))))
+    (m.prefix !== undefined && /^\d{3}$/.test(m.command)) ||
+    // `ERROR :Closing link …`, or ngIRCd's answer to an HTTP request: `ERROR :"… This is IRC!"`.
+    (m.command === 'ERROR' && /closing link|\bIRC\b/i.test(m.params.join(' '))))
   if (!irc) return null
   return clean({ service: 'irc', extraInfo: first.command === 'ERROR' ? first.params.join(' ').slice(0, 120) : undefined })
 }
@@ -85,6 +87,7 @@ export const probe: ProbeDescriptor = {
   ports,
   tlsPorts,
   serverFirst: true,
+  fallback: 'full',
   recognise: (reply) => parse(reply),
   // Registration works whether or not the server spoke first: send NICK/USER and read up to 004.
   converse: async (io, s) => {
