@@ -169,6 +169,14 @@ const TABLE: Entry[] = [
   { names: ['powerdns authoritative server'], targets: [{ vendor: 'powerdns', product: 'authoritative_server' }] },
   { names: ['powerdns recursor'], targets: [{ vendor: 'powerdns', product: 'recursor' }] },
   { names: ['microsoft dns'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
+  // Directory servers, by their root DSE.
+  { names: ['openldap'], targets: [{ vendor: 'openldap', product: 'openldap' }] },
+  { names: ['389 directory server'], targets: [{ vendor: 'fedoraproject', product: '389_directory_server' }] },
+  { names: ['apacheds'], targets: [{ vendor: 'apache', product: 'apacheds' }] },
+  { names: ['opendj'], targets: [{ vendor: 'forgerock', product: 'opendj' }] },
+  { names: ['forgerock directory services'], targets: [{ vendor: 'forgerock', product: 'directory_services' }] },
+  { names: ['netiq edirectory'], targets: [{ vendor: 'netiq', product: 'edirectory' }] },
+  { names: ['microsoft active directory'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
   // Data stores.
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]

@@ -11,6 +11,7 @@ import { probe as ftp } from './ftp'
 import { probe as http } from './http'
 import { probe as imap } from './imap'
 import { probe as irc } from './irc'
+import { probe as ldap } from './ldap'
 import { probe as memcached } from './memcached'
 import { probe as mongodb } from './mongodb'
 import { probe as mqtt } from './mqtt'
@@ -33,7 +34,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, dns, epmd
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, epmd
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */

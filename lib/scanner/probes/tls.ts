@@ -5,9 +5,9 @@
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
 
-/** TLS ports whose inner protocol has no probe yet (LDAPS, SIP over TLS); the others are
- * declared by the protocol that runs inside (see each probe's `tlsPorts`). */
-export const ports = [636, 5061]
+/** TLS ports whose inner protocol has no probe yet (SIP over TLS); the others are declared by
+ * the protocol that runs inside (see each probe's `tlsPorts`). */
+export const ports = [5061]
 
 const VERSIONS: Record<number, string> = { 0x0300: 'SSLv3', 0x0301: 'TLSv1', 0x0302: 'TLSv1.1', 0x0303: 'TLSv1.2', 0x0304: 'TLSv1.3' }
 
