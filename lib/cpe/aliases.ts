@@ -177,6 +177,8 @@ const TABLE: Entry[] = [
   { names: ['forgerock directory services'], targets: [{ vendor: 'forgerock', product: 'directory_services' }] },
   { names: ['netiq edirectory'], targets: [{ vendor: 'netiq', product: 'edirectory' }] },
   { names: ['microsoft active directory'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
+  { names: ['git'], targets: [{ vendor: 'git-scm', product: 'git' }] },
+  { names: ['jgit'], targets: [{ vendor: 'eclipse', product: 'jgit' }] },
   // Data stores.
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]

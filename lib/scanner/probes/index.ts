@@ -8,6 +8,7 @@ import { probe as amqp } from './amqp'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
 import { probe as ftp } from './ftp'
+import { probe as git } from './git'
 import { probe as http } from './http'
 import { probe as imap } from './imap'
 import { probe as irc } from './irc'
@@ -34,7 +35,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, epmd
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, epmd
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
