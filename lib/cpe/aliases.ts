@@ -158,6 +158,7 @@ const TABLE: Entry[] = [
   { names: ['charybdis'], targets: [{ vendor: 'charybdis_project', product: 'charybdis' }] },
   { names: ['ergo'], targets: [{ vendor: 'ergo', product: 'ergo' }] },
   { names: ['cups'], targets: [{ vendor: 'apple', product: 'cups' }, { vendor: 'openprinting', product: 'cups' }] },
+  { names: ['haproxy'], targets: [{ vendor: 'haproxy', product: 'haproxy' }] },
   { names: ['tinyproxy'], targets: [{ vendor: 'tinyproxy_project', product: 'tinyproxy' }] },
   // DNS servers, by what they answer to version.bind.
   { names: ['isc bind', 'bind'], targets: [{ vendor: 'isc', product: 'bind' }] },

@@ -63,3 +63,56 @@ test('tinyproxy', { skip: daemonUnavailable('/usr/bin/tinyproxy', 'tinyproxy') }
   t.match(r, { service: 'http', product: 'tinyproxy', version: upstream(d.packageVersion) })
   t.same(r.cpe, [`cpe:2.3:a:tinyproxy_project:tinyproxy:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
 })
+
+test('HAProxy: the product from its error page, the version only where its statistics page shows it', { skip: daemonUnavailable('/usr/sbin/haproxy', 'haproxy') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'haproxy',
+    binary: '/usr/sbin/haproxy',
+    files: ({ host, port, dir }) => ({
+      'haproxy.cfg': ['global', `  stats socket ${path.join(dir, 'admin.sock')}`, 'defaults', '  mode http', '  timeout connect 1s',
+        '  timeout client 5s', '  timeout server 5s', 'frontend web', `  bind ${host}:${port}`, '  default_backend none',
+        'frontend stats', `  bind ${host}:${port + 1 <= 65535 ? port + 1 : port - 1}`, '  stats enable', '  stats uri /', 'backend none', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-db', '-f', path.join(dir, 'haproxy.cfg')]
+  })
+  t.teardown(d.stop)
+  const web = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(web, { service: 'http', product: 'HAProxy' })
+  t.equal(web.version, undefined, 'the error page shows no version')
+  const stats = await detectService({ host: d.host, port: d.port + 1 <= 65535 ? d.port + 1 : d.port - 1, level: 'light' })
+  t.match(stats, { service: 'http', product: 'HAProxy', version: upstream(d.packageVersion) })
+})
+
+test('Squid', { skip: daemonUnavailable('/usr/sbin/squid', 'squid') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'squid',
+    binary: '/usr/sbin/squid',
+    files: ({ host, port, dir }) => ({
+      'squid.conf': [`http_port ${host}:${port}`, 'pid_filename none', `cache_log ${path.join(dir, 'cache.log')}`, 'access_log none',
+        'cache deny all', 'http_access deny all', 'shutdown_lifetime 0 seconds', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-N', '-f', path.join(dir, 'squid.conf')],
+    startMs: 20_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'Squid http proxy', version: upstream(d.packageVersion) })
+  t.same(r.cpe, [`cpe:2.3:a:squid-cache:squid:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+})
+
+test('Varnish: the version its Via header shows (major.minor), nothing more', { skip: daemonUnavailable('/usr/sbin/varnishd', 'varnish') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'varnish',
+    binary: '/usr/sbin/varnishd',
+    // Its VCL compiler runs unprivileged and writes into the working directory.
+    prepare: () => [['chmod', ['755', '.']]],
+    // The backend is a closed port on Varnish's own address: every request gets Varnish's own 503.
+    args: ({ host, port, dir }) => ['-F', '-a', `${host}:${port}`, '-b', `${host}:1`, '-n', dir],
+    startMs: 20_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  const majorMinor = upstream(d.packageVersion).split('.').slice(0, 2).join('.')
+  t.match(r, { service: 'http', product: 'Varnish', version: majorMinor })
+  t.match(r.banner, new RegExp(`Via: 1\\.1 \\S+ \\(Varnish/${majorMinor.replace('.', '\\.')}\\)`))
+})
