@@ -27,6 +27,8 @@ export interface DaemonSpec {
   /** Commands to run in the directory before the start (key generation …). */
   prepare?: (ctx: DaemonContext) => Array<[string, string[]]>
   args: (ctx: DaemonContext) => string[]
+  /** Environment added to the daemon's (HOME-like directories pointed into the private one). */
+  env?: (ctx: DaemonContext) => Record<string, string>
   /** Ready when this holds on the listening port (default: a TCP connect succeeds). */
   ready?: (ctx: DaemonContext) => Promise<boolean>
   /** How long the daemon may take to come up. */
@@ -63,7 +65,8 @@ export async function freePort (host: string): Promise<number> {
   })
 }
 
-async function accepts (host: string, port: number): Promise<boolean> {
+/** Whether host:port accepts a TCP connection now. */
+export async function accepts (host: string, port: number): Promise<boolean> {
   return await new Promise<boolean>((resolve) => {
     const sock = net.connect({ host, port })
     sock.setTimeout(500)
@@ -88,7 +91,8 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
     const r = spawnSync(cmd, args, { cwd: dir, encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr ?? r.error?.message}`)
   }
-  const child: ChildProcess = spawn(spec.binary, spec.args(ctx), { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+  const env = { ...process.env, ...(spec.env?.(ctx) ?? {}) }
+  const child: ChildProcess = spawn(spec.binary, spec.args(ctx), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let log = ''
   const keep = (d: Buffer): void => { log = (log + d.toString()).slice(-4000) }
   child.stdout?.on('data', keep)

@@ -116,3 +116,18 @@ test('Varnish: the version its Via header shows (major.minor), nothing more', { 
   t.match(r, { service: 'http', product: 'Varnish', version: majorMinor })
   t.match(r.banner, new RegExp(`Via: 1\\.1 \\S+ \\(Varnish/${majorMinor.replace('.', '\\.')}\\)`))
 })
+
+test('Caddy: the product its Server header names, and no version since it shows none', { skip: daemonUnavailable('/usr/bin/caddy', 'caddy') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'caddy',
+    binary: '/usr/bin/caddy',
+    files: ({ host, port }) => ({ Caddyfile: `{\n  admin off\n  auto_https off\n}\nhttp://${host}:${port} {\n  respond "hello"\n}\n` }),
+    env: ({ dir }) => ({ HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') }),
+    args: ({ dir }) => ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile']
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'Caddy' })
+  t.equal(r.version, undefined)
+  t.same(r.cpe, ['cpe:2.3:a:caddyserver:caddy:*:*:*:*:*:*:*:*'])
+})
