@@ -36,3 +36,21 @@ test('Dovecot IMAP and POP3: product and distribution, no version (the greeting 
   t.equal(full.tls?.subject, 'CN=mail.vulnscan.test')
   t.equal(full.tls?.selfSigned, true)
 })
+
+test('Exim: product and version from its SMTP banner', { skip: daemonUnavailable('/usr/sbin/exim4', 'exim4-daemon-light') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'exim4-daemon-light',
+    binary: '/usr/sbin/exim4',
+    files: ({ host, port, dir }) => ({
+      'exim.conf': ['primary_hostname = mx.vulnscan.test', `local_interfaces = <; ${host}.${port}`, `spool_directory = ${path.join(dir, 'spool')}`,
+        'log_file_path = syslog', 'keep_environment =', `pid_file_path = ${path.join(dir, 'exim.pid')}`,
+        'begin acl', 'begin routers', 'begin transports', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-C', path.join(dir, 'exim.conf'), '-bdf']
+  })
+  t.teardown(d.stop)
+  const want = d.packageVersion.replace(/^\d+:/, '').replace(/-.*$/, '')
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'smtp', product: 'Exim', version: want, extraInfo: 'host mx.vulnscan.test' })
+  t.same(r.cpe, [`cpe:2.3:a:exim:exim:${want}:*:*:*:*:*:*:*`])
+})
