@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { randomLoopback } from './fake-tracker'
+import { freePort, loopbackAddress } from './loopback'
 
 export interface DaemonContext {
   host: string
@@ -54,17 +54,6 @@ export function daemonUnavailable (binary: string, pkg: string): string | false 
   return reason
 }
 
-export async function freePort (host: string): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.once('error', reject)
-    s.listen(0, host, () => {
-      const { port } = s.address() as net.AddressInfo
-      s.close(() => resolve(port))
-    })
-  })
-}
-
 /** Whether host:port accepts a TCP connection now. */
 export async function accepts (host: string, port: number): Promise<boolean> {
   return await new Promise<boolean>((resolve) => {
@@ -83,7 +72,7 @@ export function packageVersion (pkg: string): string {
 
 export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `vulnscan-${path.basename(spec.binary)}-`))
-  const host = randomLoopback()
+  const host = loopbackAddress()
   const port = await freePort(host)
   const ctx: DaemonContext = { host, port, dir }
   for (const [name, content] of Object.entries(spec.files?.(ctx) ?? {})) writeFileSync(path.join(dir, name), content)

@@ -1,17 +1,13 @@
 // The port scan's parts on their own: the RTT/timeout model, the host scheduler driven by made-up
 // outcomes (no sockets), and the local and worker-thread lanes against real loopback sockets.
 
-import { randomInt } from 'node:crypto'
 import * as net from 'node:net'
 import { test } from 'tap'
 import { TimeoutModel, RttEstimate } from '../../../lib/scanner/portscan-rtt'
 import { HostScheduler, ID_BASE, type Dispatcher, type PortScanHost, type SchedulerOptions } from '../../../lib/scanner/portscan-scheduler'
 import { idleWorkerCount, localLane, workerLane, type Lane, type LaneSink } from '../../../lib/scanner/portscan-lanes'
 import { OUTCOME } from '../../../lib/scanner/portscan-thread.cjs'
-
-function randomLoopback (): string {
-  return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`
-}
+import { loopbackAddress } from '../../support/loopback'
 
 test('timeout model: initial, smoothed per RFC 6298, bounded, and the scan-wide estimate for unmeasured hosts', async (t) => {
   const m = new TimeoutModel({ initialMs: 1000, minMs: 1, maxMs: 3000 })
@@ -176,7 +172,7 @@ async function listener (host: string): Promise<{ port: number, close: () => Pro
 }
 
 test('local lane: real connects in this thread, one outcome per attempt, outstanding counted down', async (t) => {
-  const host = randomLoopback()
+  const host = loopbackAddress()
   const open = await listener(host)
   t.teardown(open.close)
   const closedPort = (await listener(host))
@@ -213,7 +209,7 @@ test('local lane: an injected socket layer and abortHost', async (t) => {
 })
 
 test('worker lane: same outcomes from a pooled thread; the thread returns to the pool; a dead thread gives its attempts back', async (t) => {
-  const host = randomLoopback()
+  const host = loopbackAddress()
   const open = await listener(host)
   t.teardown(open.close)
   const { sink, results, ready, lost } = collectingSink()

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { randomInt, X509Certificate } from 'node:crypto'
+import { X509Certificate } from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -8,6 +8,7 @@ import tls from 'node:tls'
 import { promisify } from 'node:util'
 import { test } from 'tap'
 import { certificateInfo, isSelfSigned, openTls } from '../../../lib/scanner/tls'
+import { loopbackAddress } from '../../support/loopback'
 
 const run = promisify(execFile)
 
@@ -109,7 +110,7 @@ test('self-signed detection: subject is issuer and the signature verifies with t
   t.equal(certificateInfo(leaf, 'TLSv1.3').selfSigned, true)
 
   // And end to end, from a TLS server on a loopback address of its own.
-  const host = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`
+  const host = loopbackAddress()
   const server = tls.createServer({ key: pem['leaf.key'], cert: pem['leaf.pem'] }, (s) => { s.on('error', () => {}); s.end() })
   await new Promise<void>((resolve) => server.listen(0, host, () => resolve()))
   t.teardown(() => server.close())

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
@@ -7,6 +6,7 @@ import { aliasesFor, cpesFor } from '../../../../lib/cpe/aliases'
 import { detectService } from '../../../../lib/scanner/detect'
 import type { ProbeDescriptor } from '../../../../lib/scanner/probes/descriptor'
 import { buildRegistry, PROBES, REGISTRY } from '../../../../lib/scanner/probes/index'
+import { loopbackAddress } from '../../../support/loopback'
 
 test('every product a probe can report has a CPE mapping', async (t) => {
   const missing: string[] = []
@@ -49,7 +49,7 @@ test('the detection engine names no protocol', async (t) => {
 })
 
 test('a new protocol is one descriptor: the engine runs it unchanged', async (t) => {
-  const host = `127.${crypto.randomInt(1, 254)}.${crypto.randomInt(0, 255)}.${crypto.randomInt(1, 254)}`
+  const host = loopbackAddress()
   // A made-up protocol: the client says HELLO, the server answers `WIDGET <version>`.
   const server = net.createServer((s) => {
     s.on('error', () => {})

@@ -4,7 +4,7 @@ import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
 import { parse } from '../../../../lib/scanner/probes/telnet'
 import { daemonUnavailable } from '../../../support/debian-daemon'
-import { randomLoopback } from '../../../support/fake-tracker'
+import { loopbackAddress } from '../../../support/loopback'
 
 test('option negotiation says telnet and names the options, never a product', async (t) => {
   t.same(parse(Buffer.from([0xff, 0xfd, 0x18, 0xff, 0xfd, 0x20, 0xff, 0xfb, 0x01])), { service: 'telnet', extraInfo: 'negotiates terminal-type, terminal-speed, echo' })
@@ -14,7 +14,7 @@ test('option negotiation says telnet and names the options, never a product', as
 })
 
 test('Debian\'s inetutils telnetd, run per connection as inetd would', { skip: daemonUnavailable('/usr/sbin/telnetd', 'inetutils-telnetd') }, async (t) => {
-  const host = randomLoopback()
+  const host = loopbackAddress()
   const children = new Set<ReturnType<typeof spawn>>()
   const server = net.createServer((s) => {
     s.on('error', () => {})
