@@ -1,7 +1,8 @@
-// TCP connect scan. The policy lives here (which port next, how long to wait, what an outcome means,
-// when a host is down); the sockets live in portscan-thread.cjs, run in this thread and, for big
+// TCP connect scan. The policy lives in portscan-scheduler.ts (which port next, what an outcome means,
+// when a host is down) with its connect timer in portscan-rtt.ts; the sockets live in
+// portscan-thread.cjs, driven through the lanes of portscan-lanes.ts: in this thread and, for big
 // scans, in worker threads too, because on loopback and fast LANs the kernel's per-connect work is
-// the bottleneck and a second core halves it.
+// the bottleneck and a second core halves it. This file wires them together.
 
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
