@@ -131,3 +131,24 @@ test('Caddy: the product its Server header names, and no version since it shows 
   t.equal(r.version, undefined)
   t.same(r.cpe, ['cpe:2.3:a:caddyserver:caddy:*:*:*:*:*:*:*:*'])
 })
+
+test('Apache Tomcat: the version from its own error page', { skip: daemonUnavailable('/usr/share/tomcat10/bin/catalina.sh', 'tomcat10') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'tomcat10',
+    binary: '/usr/share/tomcat10/bin/catalina.sh',
+    prepare: () => [['mkdir', ['-p', 'conf', 'logs', 'webapps', 'work', 'temp']], ['cp', ['/etc/tomcat10/web.xml', 'conf/web.xml']]],
+    files: ({ host, port }) => ({
+      'server.xml': `<?xml version="1.0"?>\n<Server port="-1" shutdown="SHUTDOWN">\n  <Service name="Catalina">\n` +
+        `    <Connector address="${host}" port="${port}" protocol="HTTP/1.1"/>\n` +
+        '    <Engine name="Catalina" defaultHost="localhost">\n      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>\n' +
+        '    </Engine>\n  </Service>\n</Server>\n'
+    }),
+    env: ({ dir }) => ({ CATALINA_HOME: '/usr/share/tomcat10', CATALINA_BASE: dir, CATALINA_TMPDIR: path.join(dir, 'temp') }),
+    args: ({ dir }) => ['run', '-config', path.join(dir, 'server.xml')],
+    startMs: 90_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'Apache Tomcat', version: upstream(d.packageVersion) })
+  t.same(r.cpe, [`cpe:2.3:a:apache:tomcat:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+})
