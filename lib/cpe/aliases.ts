@@ -180,6 +180,7 @@ const TABLE: Entry[] = [
   { names: ['microsoft active directory'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
   { names: ['git'], targets: [{ vendor: 'git-scm', product: 'git' }] },
   { names: ['jgit'], targets: [{ vendor: 'eclipse', product: 'jgit' }] },
+  { names: ['apache zookeeper', 'zookeeper'], targets: [{ vendor: 'apache', product: 'zookeeper' }] },
   // Data stores.
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]
