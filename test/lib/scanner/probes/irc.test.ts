@@ -40,6 +40,33 @@ test('Debian\'s ngIRCd: silent until registration, and with hostname-lookup NOTI
     t.match(r, { service: 'irc', product: 'ngIRCd', version: upstream(d.packageVersion), extraInfo: /^server irc\.vulnscan\.test/ }, `DNS ${dns ? 'on' : 'off'}`)
     t.same(r.cpe, [`cpe:2.3:a:ngircd:ngircd:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
     const light = await detectService({ host: d.host, port: d.port, level: 'light' })
-    t.equal(light.service, 'irc', 'light detection on an unknown port still says IRC')
+    t.equal(light.service, 'irc', `light detection on an unknown port still says IRC (${JSON.stringify(light).slice(0, 300)})`)
   }
+})
+
+test('Debian\'s InspIRCd: the version as RPL_MYINFO shows it (its major release only)', { skip: daemonUnavailable('/usr/sbin/inspircd', 'inspircd') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'inspircd',
+    binary: '/usr/sbin/inspircd',
+    files: ({ host, port, dir }) => ({
+      'inspircd.conf': [
+        '<server name="irc.vulnscan.test" description="vulnscan test" network="VulnscanNet">',
+        '<admin name="test" nick="test" email="test@vulnscan.test">',
+        `<bind address="${host}" port="${port}" type="clients">`,
+        '<power diepass="" restartpass="">',
+        '<connect allow="*" timeout="60" pingfreq="120" localmax="10" globalmax="10" maxconnwarn="off" resolvehostnames="no" useident="no">',
+        `<pid file="${path.join(dir, 'inspircd.pid')}">`,
+        '<files motd="/dev/null" rules="/dev/null">',
+        // No lookups are made (resolvehostnames="no"); should one be, it goes nowhere but this test's own address.
+        `<dns server="${host}" timeout="1">`,
+        '<options>', '<security>', '<performance>', '<limits>',
+        `<log method="file" type="* -USERINPUT -USEROUTPUT" level="default" target="${path.join(dir, 'ircd.log')}">`, ''
+      ].join('\n')
+    }),
+    args: ({ dir }) => ['--nofork', `--config=${path.join(dir, 'inspircd.conf')}`, '--runasroot']
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'full' })
+  t.match(r, { service: 'irc', product: 'InspIRCd', version: upstream(d.packageVersion).split('.')[0] })
+  t.match(r.banner, / 004 vulnscan irc\.vulnscan\.test InspIRCd-\d+ /)
 })
