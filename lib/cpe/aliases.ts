@@ -182,6 +182,8 @@ const TABLE: Entry[] = [
   { names: ['jgit'], targets: [{ vendor: 'eclipse', product: 'jgit' }] },
   { names: ['apache zookeeper', 'zookeeper'], targets: [{ vendor: 'apache', product: 'zookeeper' }] },
   // Data stores.
+  { names: ['etcd'], targets: [{ vendor: 'etcd', product: 'etcd' }] },
+  { names: ['kubernetes'], targets: [{ vendor: 'kubernetes', product: 'kubernetes' }] },
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]
 

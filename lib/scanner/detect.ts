@@ -116,29 +116,39 @@ function farewell (c: Conn, ctx: Ctx, service: string): void {
   if (bye) c.write(bye)
 }
 
-function session (ctx: Ctx): ProbeSession {
+/** A second TLS connection, for a conversation that needs one inside TLS. */
+async function openSecure (ctx: Ctx): Promise<Conn | null> {
+  const wrapped = await openTls({ host: ctx.host, port: ctx.port, timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
+  if (!wrapped) return null
+  const c = new Conn(wrapped.socket, ctx.signal)
+  ctx.conns.add(c)
+  return c
+}
+
+function session (ctx: Ctx, secure = false): ProbeSession {
   return {
     host: ctx.host,
     port: ctx.port,
     signal: ctx.signal,
     idleMs: ctx.timing.idle,
+    secure,
     wait: (capMs) => remaining(ctx, Math.min(capMs ?? ctx.timing.probe, ctx.timing.probe)),
-    open: async () => await open(ctx),
+    open: async () => secure ? await openSecure(ctx) : await open(ctx),
     recognise: (reply) => recognise(ctx, reply)
   }
 }
 
 /** Run a probe's exchange on `c`: its conversation, or its one request and reply. */
-async function exchange (p: ProbeDescriptor, c: Conn, ctx: Ctx): Promise<ProbeOutcome | null> {
-  if (p.converse) return await p.converse(c, session(ctx))
+async function exchange (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false): Promise<ProbeOutcome | null> {
+  if (p.converse) return await p.converse(c, session(ctx, secure))
   if (!p.request) return null
   c.write(p.request({ host: ctx.host, port: ctx.port }))
   const reply = await c.read(p.complete ?? ((r) => r.includes(0x0a)), remaining(ctx, ctx.timing.probe), ctx.timing.idle)
   return { match: p.parse?.(reply, ctx.port) ?? null, reply }
 }
 
-async function runOn (p: ProbeDescriptor, c: Conn, ctx: Ctx): Promise<Found | null> {
-  const out = await exchange(p, c, ctx)
+async function runOn (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false): Promise<Found | null> {
+  const out = await exchange(p, c, ctx, secure)
   if (!out) return null
   return found(out.match ?? recognise(ctx, out.reply), out.reply, ctx)
 }
@@ -148,7 +158,7 @@ async function runOn (p: ProbeDescriptor, c: Conn, ctx: Ctx): Promise<Found | nu
  * question (FTP or SMTP?); a recognised banner without a version may lead into its protocol's
  * conversation on the same connection.
  */
-async function readBanner (c: Conn, ctx: Ctx, waitMs: number): Promise<{ reply: Buffer, found: Found | null }> {
+async function readBanner (c: Conn, ctx: Ctx, waitMs: number, secure = false): Promise<{ reply: Buffer, found: Found | null }> {
   const reply = await c.read((r) => bannerComplete(ctx.registry, r), remaining(ctx, waitMs), ctx.timing.idle)
   if (!reply.length) return { reply, found: null }
   const hit = ctx.registry.recognise(reply, ctx.port)
@@ -162,7 +172,7 @@ async function readBanner (c: Conn, ctx: Ctx, waitMs: number): Promise<{ reply: 
     }
   }
   if (hit && !hit.match.version && hit.probe.continueAfterBanner && hit.probe.converse && !c.closed) {
-    const more = await hit.probe.converse(c, session(ctx))
+    const more = await hit.probe.converse(c, session(ctx, secure))
     if (more.match && (more.match.product || more.match.version)) {
       return { reply, found: found(more.match, Buffer.concat([reply, more.reply]), ctx) }
     }
@@ -191,10 +201,10 @@ async function startTls (c: Conn, p: ProbeDescriptor, ctx: Ctx): Promise<TlsInfo
 /** Inside TLS: the protocol the port names, else a banner where one comes, else the TLS default (HTTP). */
 async function insideTls (c: Conn, ctx: Ctx, alpn?: string): Promise<Found | null> {
   const inner = ctx.registry.insideTls.get(ctx.port)
-  if (inner && !inner.serverFirst && (inner.request || inner.converse)) return await runOn(inner, c, ctx)
+  if (inner && !inner.serverFirst && (inner.request || inner.converse)) return await runOn(inner, c, ctx, true)
   const byAlpn = alpn !== undefined ? ctx.registry.probes.find((p) => p.alpn?.includes(alpn)) : undefined
-  if (byAlpn) return await runOn(byAlpn, c, ctx)
-  const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000))
+  if (byAlpn) return await runOn(byAlpn, c, ctx, true)
+  const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000), true)
   if (f) {
     farewell(c, ctx, f.match.service)
     return f
@@ -202,7 +212,7 @@ async function insideTls (c: Conn, ctx: Ctx, alpn?: string): Promise<Found | nul
   if (reply.length || c.closed) return null
   // Silence: the port's own protocol when it can start the talk (IRC registers), else the default.
   const fallback = inner?.converse ?? inner?.request ? inner : ctx.registry.probes.find((p) => p.tlsDefault)
-  return fallback ? await runOn(fallback, c, ctx) : null
+  return fallback ? await runOn(fallback, c, ctx, true) : null
 }
 
 async function tlsRun (ctx: Ctx): Promise<Found | null> {

@@ -14,7 +14,9 @@ export interface ProbeSession {
   wait (capMs?: number): number
   /** Quiet time after some bytes that ends a read with no framing to go by. */
   idleMs: number
-  /** Another plain connection to the same port, closed by the engine at the end (null when refused). */
+  /** The conversation runs inside TLS (and `open` gives TLS connections too). */
+  secure: boolean
+  /** Another connection to the same port, TLS when this one is, closed by the engine at the end (null when refused). */
   open (): Promise<ProbeIO | null>
   /** Every registered signature tried on a reply. */
   recognise (reply: Buffer): ProbeMatch | null

@@ -11,10 +11,10 @@ export const ports = [80, 8080, 8000, 8008, 8081, 8888, 9200, 15672, 5984, 2375,
 export const tlsPorts = [443, 4443, 5986, 6443, 8443, 9443, 10250, 2376]
 
 /** The request line and headers; `Connection: close` so the reply ends with the connection. */
-export function request (host: string, port?: number): Buffer {
+export function request (host: string, port?: number, path = '/'): Buffer {
   const h = host.includes(':') ? `[${host}]` : host
   const hostHeader = port && port !== 80 && port !== 443 ? `${h}:${port}` : h
-  return Buffer.from(`GET / HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: Mozilla/5.0 (compatible; vulnscan)\r\n` +
+  return Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${hostHeader}\r\nUser-Agent: Mozilla/5.0 (compatible; vulnscan)\r\n` +
     'Accept: */*\r\nConnection: close\r\n\r\n', 'latin1')
 }
 
@@ -224,6 +224,43 @@ export function parse (reply: Buffer): ProbeMatch | null {
   return res ? identify(res) : null
 }
 
+/**
+ * API servers written in Go answer `/` with a bare 404 (`404 page not found`, Docker's
+ * `{"message":"page not found"}`) and name themselves at `/version`.
+ */
+export function wantsVersionPath (reply: Buffer): boolean {
+  const res = parseResponse(reply)
+  if (!res || res.status !== 404 || res.headers.has('server')) return false
+  const body = res.body.toString('utf8').trim()
+  return body === '404 page not found' || body === '{"message":"page not found"}'
+}
+
+/** The `/version` document of etcd, Docker Engine or Kubernetes. */
+export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
+  const res = parseResponse(reply)
+  if (!res || res.status !== 200) return null
+  let doc: unknown
+  try {
+    doc = JSON.parse(res.body.toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof doc !== 'object' || doc === null) return null
+  const d = doc as Record<string, unknown>
+  const str = (v: unknown): string | undefined => typeof v === 'string' && v.length > 0 ? v : undefined
+  if (str(d.etcdserver)) {
+    return clean({ service: 'http', product: 'etcd', version: str(d.etcdserver), extraInfo: joinInfo(str(d.etcdcluster) && `cluster version ${str(d.etcdcluster)}`) })
+  }
+  if (str(d.ApiVersion) && str(d.Version)) {
+    return clean({ service: 'http', product: 'Docker', version: str(d.Version), extraInfo: joinInfo(`API ${str(d.ApiVersion)}`, str(d.Os) && `os ${str(d.Os)}`) })
+  }
+  const git = str(d.gitVersion)
+  if (git && str(d.major) !== undefined && /^v\d/.test(git)) {
+    return clean({ service: 'http', product: 'Kubernetes', version: git.slice(1), extraInfo: joinInfo(str(d.platform)) })
+  }
+  return null
+}
+
 export const probe: ProbeDescriptor = {
   name: 'http',
   ports,
@@ -233,11 +270,21 @@ export const probe: ProbeDescriptor = {
   alpn: ['http/1.1'],
   tlsService: 'https',
   recognise: (reply) => parse(reply),
-  request: ({ host, port }) => request(host, port),
-  complete,
-  parse: (reply) => parse(reply),
+  converse: async (io, s) => {
+    io.write(request(s.host, s.port))
+    const reply = await io.read(complete, s.wait(), s.idleMs)
+    const first = parse(reply)
+    if (!first || first.product || !wantsVersionPath(reply) || s.signal.aborted) return { match: first, reply }
+    const again = await s.open()
+    if (!again) return { match: first, reply }
+    again.write(request(s.host, s.port, '/version'))
+    const more = await again.read(complete, s.wait(), s.idleMs)
+    again.close()
+    const named = parseVersionDocument(more)
+    return named ? { match: named, reply: more } : { match: first, reply }
+  },
   hintsTls: (reply) => /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server/i.test(reply.toString('latin1')),
   products: [...new Set([...SERVER_RULES.map((r) => r.product), ...PAGE_RULES.map((r) => r.product), ...VIA_RULES.map((r) => r.product),
-    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB'])],
+    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB', 'etcd', 'Docker', 'Kubernetes'])],
   verbatimProducts: true
 }

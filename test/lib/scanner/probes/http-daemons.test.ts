@@ -152,3 +152,22 @@ test('Apache Tomcat: the version from its own error page', { skip: daemonUnavail
   t.match(r, { service: 'http', product: 'Apache Tomcat', version: upstream(d.packageVersion) })
   t.same(r.cpe, [`cpe:2.3:a:apache:tomcat:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
 })
+
+test('etcd: a bare 404 at /, then its version at /version', { skip: daemonUnavailable('/usr/bin/etcd', 'etcd-server') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'etcd-server',
+    binary: '/usr/bin/etcd',
+    // Client, peer and metrics listeners all on the test's own address.
+    args: ({ host, port, dir }) => {
+      const peer = `http://${host}:${port < 65535 ? port + 1 : port - 1}`
+      return ['--name', 'test', '--data-dir', path.join(dir, 'data'), '--listen-client-urls', `http://${host}:${port}`,
+        '--advertise-client-urls', `http://${host}:${port}`, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+        '--initial-cluster', `test=${peer}`, '--listen-metrics-urls', `http://${host}:${port > 1 ? port - 1 : port + 2}`]
+    },
+    startMs: 30_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'etcd', version: upstream(d.packageVersion) })
+  t.same(r.cpe, [`cpe:2.3:a:etcd:etcd:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+})

@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { complete, parse, parseResponse, request } from '../../../../lib/scanner/probes/http'
+import { complete, parse, parseResponse, parseVersionDocument, request, wantsVersionPath } from '../../../../lib/scanner/probes/http'
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1')
 const reply = (headers: string, body = ''): Buffer =>
@@ -89,4 +89,17 @@ test('HAProxy by its pages, Varnish and Squid by the Via header', async (t) => {
   t.match(parse(reply('Server: Varnish\r\n')), { product: 'Varnish', version: undefined })
   t.match(parse(reply('Server: nginx/1.22.1\r\nVia: 1.1 varnish (Varnish/7.1)\r\n')), { product: 'nginx', version: '1.22.1' }, 'a cache in front does not rename the server')
   t.match(parse(reply('Server: squid\r\nVia: 1.1 proxy (squid/5.7)\r\n')), { product: 'Squid http proxy', version: '5.7' })
+})
+
+test('a Go API server\'s bare 404 leads to /version: etcd, Docker Engine, Kubernetes', async (t) => {
+  const notFound = b('HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 19\r\n\r\n404 page not found\n')
+  t.equal(wantsVersionPath(notFound), true)
+  t.equal(wantsVersionPath(b('HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: 19\r\n\r\n404 page not found\n')), false, 'not when a Server header names the product')
+  t.equal(wantsVersionPath(reply('', 'hello')), false)
+  t.same(parseVersionDocument(reply('Content-Type: application/json\r\n', '{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}')),
+    { service: 'http', product: 'etcd', version: '3.4.23', extraInfo: 'cluster version 3.4.0' })
+  t.match(parseVersionDocument(reply('', '{"Platform":{"Name":"Docker Engine - Community"},"Version":"24.0.7","ApiVersion":"1.43","Os":"linux"}')),
+    { product: 'Docker', version: '24.0.7', extraInfo: 'API 1.43; os linux' })
+  t.match(parseVersionDocument(reply('', '{"major":"1","minor":"28","gitVersion":"v1.28.2","platform":"linux/amd64"}')), { product: 'Kubernetes', version: '1.28.2' })
+  t.equal(parseVersionDocument(reply('', '{"version":"1"}')), null)
 })
