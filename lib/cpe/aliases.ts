@@ -183,6 +183,7 @@ const TABLE: Entry[] = [
   { names: ['apache zookeeper', 'zookeeper'], targets: [{ vendor: 'apache', product: 'zookeeper' }] },
   // Data stores.
   { names: ['etcd'], targets: [{ vendor: 'etcd', product: 'etcd' }] },
+  { names: ['prometheus'], targets: [{ vendor: 'prometheus', product: 'prometheus' }] },
   { names: ['kubernetes'], targets: [{ vendor: 'kubernetes', product: 'kubernetes' }] },
   { names: ['valkey'], targets: [{ vendor: 'lfprojects', product: 'valkey' }] }
 ]

@@ -225,17 +225,39 @@ export function parse (reply: Buffer): ProbeMatch | null {
 }
 
 /**
- * API servers written in Go answer `/` with a bare 404 (`404 page not found`, Docker's
- * `{"message":"page not found"}`) and name themselves at `/version`.
+ * Where a server that hides itself at `/` names itself: API servers written in Go answer `/` with
+ * a bare 404 (`404 page not found`, Docker's `{"message":"page not found"}`) and name themselves
+ * at `/version`; Prometheus redirects `/` to its graph page and names itself at
+ * `/api/v1/status/buildinfo`. Undefined when `/` said enough or gives no such lead.
  */
-export function wantsVersionPath (reply: Buffer): boolean {
+export function followUpPath (reply: Buffer): string | undefined {
   const res = parseResponse(reply)
-  if (!res || res.status !== 404 || res.headers.has('server')) return false
-  const body = res.body.toString('utf8').trim()
-  return body === '404 page not found' || body === '{"message":"page not found"}'
+  if (!res || res.headers.has('server')) return undefined
+  if (res.status === 404) {
+    const body = res.body.toString('utf8').trim()
+    if (body === '404 page not found' || body === '{"message":"page not found"}') return '/version'
+  }
+  if (res.status === 302 && /^\/(?:classic\/)?graph$/.test(res.headers.get('location') ?? '')) return '/api/v1/status/buildinfo'
+  return undefined
 }
 
-/** The `/version` document of etcd, Docker Engine or Kubernetes. */
+/** Prometheus's build information: `{"status":"success","data":{"version":"2.42.0+ds",…}}`. */
+function prometheusBuildInfo (d: Record<string, unknown>): ProbeMatch | null {
+  const data = d.data as Record<string, unknown> | undefined
+  if (d.status !== 'success' || typeof data !== 'object' || data === null || typeof data.version !== 'string' || typeof data.goVersion !== 'string') return null
+  const m = /^(\d+(?:\.\d+)+)(.*)$/.exec(data.version)
+  const revision = typeof data.revision === 'string' && /[-+~]/.test(data.revision) ? data.revision : undefined
+  const tag = revision ? distroTag(revision) : undefined
+  return clean({
+    service: 'http',
+    product: 'Prometheus',
+    version: m?.[1],
+    distro: tag?.distro,
+    extraInfo: joinInfo(revision ? `build ${revision}` : m?.[2] ? `build ${data.version}` : undefined, `go ${data.goVersion.replace(/^go/, '')}`)
+  })
+}
+
+/** The document at a follow-up path: etcd, Docker Engine or Kubernetes `/version`, Prometheus build information. */
 export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   const res = parseResponse(reply)
   if (!res || res.status !== 200) return null
@@ -247,6 +269,8 @@ export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   }
   if (typeof doc !== 'object' || doc === null) return null
   const d = doc as Record<string, unknown>
+  const prometheus = prometheusBuildInfo(d)
+  if (prometheus) return prometheus
   const str = (v: unknown): string | undefined => typeof v === 'string' && v.length > 0 ? v : undefined
   if (str(d.etcdserver)) {
     return clean({ service: 'http', product: 'etcd', version: str(d.etcdserver), extraInfo: joinInfo(str(d.etcdcluster) && `cluster version ${str(d.etcdcluster)}`) })
@@ -274,10 +298,11 @@ export const probe: ProbeDescriptor = {
     io.write(request(s.host, s.port))
     const reply = await io.read(complete, s.wait(), s.idleMs)
     const first = parse(reply)
-    if (!first || first.product || !wantsVersionPath(reply) || s.signal.aborted) return { match: first, reply }
+    const path = first && !first.product ? followUpPath(reply) : undefined
+    if (!path || s.signal.aborted) return { match: first, reply }
     const again = await s.open()
     if (!again) return { match: first, reply }
-    again.write(request(s.host, s.port, '/version'))
+    again.write(request(s.host, s.port, path))
     const more = await again.read(complete, s.wait(), s.idleMs)
     again.close()
     const named = parseVersionDocument(more)
@@ -285,6 +310,6 @@ export const probe: ProbeDescriptor = {
   },
   hintsTls: (reply) => /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server/i.test(reply.toString('latin1')),
   products: [...new Set([...SERVER_RULES.map((r) => r.product), ...PAGE_RULES.map((r) => r.product), ...VIA_RULES.map((r) => r.product),
-    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB', 'etcd', 'Docker', 'Kubernetes'])],
+    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB', 'etcd', 'Docker', 'Kubernetes', 'Prometheus'])],
   verbatimProducts: true
 }

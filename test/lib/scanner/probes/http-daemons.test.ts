@@ -171,3 +171,18 @@ test('etcd: a bare 404 at /, then its version at /version', { skip: daemonUnavai
   t.match(r, { service: 'http', product: 'etcd', version: upstream(d.packageVersion) })
   t.same(r.cpe, [`cpe:2.3:a:etcd:etcd:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
 })
+
+test('Prometheus: a redirect at /, then its build information', { skip: daemonUnavailable('/usr/bin/prometheus', 'prometheus') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'prometheus',
+    binary: '/usr/bin/prometheus',
+    files: () => ({ 'prometheus.yml': 'global:\n  scrape_interval: 1h\n' }),
+    args: ({ host, port, dir }) => [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--web.listen-address=${host}:${port}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`],
+    startMs: 30_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'Prometheus', version: upstream(d.packageVersion) })
+  t.same(r.cpe, [`cpe:2.3:a:prometheus:prometheus:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+})

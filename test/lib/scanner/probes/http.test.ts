@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { complete, parse, parseResponse, parseVersionDocument, request, wantsVersionPath } from '../../../../lib/scanner/probes/http'
+import { complete, parse, parseResponse, parseVersionDocument, request, followUpPath } from '../../../../lib/scanner/probes/http'
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1')
 const reply = (headers: string, body = ''): Buffer =>
@@ -91,11 +91,15 @@ test('HAProxy by its pages, Varnish and Squid by the Via header', async (t) => {
   t.match(parse(reply('Server: squid\r\nVia: 1.1 proxy (squid/5.7)\r\n')), { product: 'Squid http proxy', version: '5.7' })
 })
 
-test('a Go API server\'s bare 404 leads to /version: etcd, Docker Engine, Kubernetes', async (t) => {
+test('leads from / to where a server names itself: etcd, Docker Engine, Kubernetes, Prometheus', async (t) => {
   const notFound = b('HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: 19\r\n\r\n404 page not found\n')
-  t.equal(wantsVersionPath(notFound), true)
-  t.equal(wantsVersionPath(b('HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: 19\r\n\r\n404 page not found\n')), false, 'not when a Server header names the product')
-  t.equal(wantsVersionPath(reply('', 'hello')), false)
+  t.equal(followUpPath(notFound), '/version')
+  t.equal(followUpPath(b('HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: 19\r\n\r\n404 page not found\n')), undefined, 'not when a Server header names the product')
+  t.equal(followUpPath(reply('', 'hello')), undefined)
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nLocation: /classic/graph\r\nContent-Length: 0\r\n\r\n')), '/api/v1/status/buildinfo')
+  // Debian 12's prometheus 2.42.0 at /api/v1/status/buildinfo.
+  t.same(parseVersionDocument(reply('Content-Type: application/json\r\n', '{"status":"success","data":{"version":"2.42.0+ds","revision":"2.42.0+ds-5+deb12u1","branch":"debian/sid","buildUser":"team+pkg-go@tracker.debian.org","buildDate":"20260604-00:58:54","goVersion":"go1.19.8"}}')),
+    { service: 'http', product: 'Prometheus', version: '2.42.0', distro: 'deb12u1', extraInfo: 'build 2.42.0+ds-5+deb12u1; go 1.19.8' })
   t.same(parseVersionDocument(reply('Content-Type: application/json\r\n', '{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}')),
     { service: 'http', product: 'etcd', version: '3.4.23', extraInfo: 'cluster version 3.4.0' })
   t.match(parseVersionDocument(reply('', '{"Platform":{"Name":"Docker Engine - Community"},"Version":"24.0.7","ApiVersion":"1.43","Os":"linux"}')),
