@@ -186,3 +186,18 @@ test('Prometheus: a redirect at /, then its build information', { skip: daemonUn
   t.match(r, { service: 'http', product: 'Prometheus', version: upstream(d.packageVersion) })
   t.same(r.cpe, [`cpe:2.3:a:prometheus:prometheus:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
 })
+
+test('Jetty: the version its Server header shows, build date and all', { skip: daemonUnavailable('/usr/share/jetty9/start.jar', 'jetty9') }, async (t) => {
+  const start = ['-jar', '/usr/share/jetty9/start.jar', 'jetty.home=/usr/share/jetty9']
+  const d = await startDaemon({
+    pkg: 'jetty9',
+    binary: '/usr/bin/java',
+    prepare: ({ dir }) => [['java', [...start, `jetty.base=${dir}`, '--add-to-start=http']]],
+    args: ({ host, port, dir }) => [...start, `jetty.base=${dir}`, `jetty.http.host=${host}`, `jetty.http.port=${port}`],
+    startMs: 90_000
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'Jetty', version: new RegExp(`^${upstream(d.packageVersion).replace(/\./g, '\\.')}\\.v\\d{8}$`) })
+  t.match(r.cpe[0], new RegExp(`^cpe:2\\.3:a:eclipse:jetty:${upstream(d.packageVersion).replace(/\./g, '\\.')}:\\d{8}:`))
+})
