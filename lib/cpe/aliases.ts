@@ -180,6 +180,9 @@ const TABLE: Entry[] = [
   { names: ['microsoft active directory'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
   { names: ['git'], targets: [{ vendor: 'git-scm', product: 'git' }] },
   { names: ['jgit'], targets: [{ vendor: 'eclipse', product: 'jgit' }] },
+  { names: ['ejabberd'], targets: [{ vendor: 'process-one', product: 'ejabberd' }] },
+  { names: ['prosody'], targets: [{ vendor: 'prosody', product: 'prosody' }] },
+  { names: ['openfire'], targets: [{ vendor: 'igniterealtime', product: 'openfire' }] },
   { names: ['apache zookeeper', 'zookeeper'], targets: [{ vendor: 'apache', product: 'zookeeper' }] },
   // Data stores.
   { names: ['etcd'], targets: [{ vendor: 'etcd', product: 'etcd' }] },

@@ -28,6 +28,7 @@ import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
 import { probe as tls } from './tls'
 import { probe as vnc } from './vnc'
+import { probe as xmpp } from './xmpp'
 import { probe as zookeeper } from './zookeeper'
 
 export type { ProbeDescriptor } from './descriptor'
@@ -36,7 +37,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, epmd
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
