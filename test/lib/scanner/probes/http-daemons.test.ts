@@ -201,3 +201,20 @@ test('Jetty: the version its Server header shows, build date and all', { skip: d
   t.match(r, { service: 'http', product: 'Jetty', version: new RegExp(`^${upstream(d.packageVersion).replace(/\./g, '\\.')}\\.v\\d{8}$`) })
   t.match(r.cpe[0], new RegExp(`^cpe:2\\.3:a:eclipse:jetty:${upstream(d.packageVersion).replace(/\./g, '\\.')}:\\d{8}:`))
 })
+
+test('nginx', { skip: daemonUnavailable('/usr/sbin/nginx', 'nginx-light') }, async (t) => {
+  const d = await startDaemon({
+    pkg: 'nginx-light',
+    binary: '/usr/sbin/nginx',
+    files: ({ host, port, dir }) => ({
+      'nginx.conf': [`pid ${path.join(dir, 'nginx.pid')};`, `error_log ${path.join(dir, 'error.log')};`, 'events {}', 'http {',
+        `  access_log off;`, `  client_body_temp_path ${dir};`, `  proxy_temp_path ${dir};`, `  fastcgi_temp_path ${dir};`,
+        `  uwsgi_temp_path ${dir};`, `  scgi_temp_path ${dir};`, `  server { listen ${host}:${port}; root ${dir}; }`, '}', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']
+  })
+  t.teardown(d.stop)
+  const r = await detectService({ host: d.host, port: d.port, level: 'light' })
+  t.match(r, { service: 'http', product: 'nginx', version: upstream(d.packageVersion) })
+  t.same(r.cpe, [`cpe:2.3:a:f5:nginx:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`, `cpe:2.3:a:nginx:nginx:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+})
