@@ -143,8 +143,9 @@ const PAGE_RULES: Array<{ re: RegExp, product: string }> = [
 ]
 
 /** Caches and proxies that keep their version out of `Server` but put it in `Via`: `1.1 varnish (Varnish/7.1)`. */
-const VIA_RULES: Array<{ re: RegExp, product: string }> = [
-  { re: /\(Varnish\/(\d+(?:\.\d+)*)\)/, product: 'Varnish' },
+const VIA_RULES: Array<{ re: RegExp, product: string, prefix?: boolean }> = [
+  // Varnish shows major.minor (`Varnish/7.1` for 7.1.1).
+  { re: /\(Varnish\/(\d+(?:\.\d+)*)\)/, product: 'Varnish', prefix: true },
   { re: /\(squid\/(\d+(?:\.\d+)*)\)/, product: 'Squid http proxy' }
 ]
 
@@ -195,6 +196,8 @@ export function identify (res: HttpResponse): ProbeMatch {
     if (m[1]) result.version = m[1]
     break
   }
+  // CUPS's Server header shows major.minor; without a page title to refine it, that is all that is known.
+  if (result.product === 'CUPS' && result.version !== undefined && /^\d+\.\d+$/.test(result.version)) result.versionPrefix = true
   const via = res.headers.get('via')
   if (via && !result.version) {
     for (const rule of VIA_RULES) {
@@ -202,6 +205,7 @@ export function identify (res: HttpResponse): ProbeMatch {
       if (m && (!result.product || result.product === rule.product)) {
         result.product = rule.product
         result.version = m[1]
+        if (rule.prefix === true) result.versionPrefix = true
         break
       }
     }

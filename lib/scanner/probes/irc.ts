@@ -47,13 +47,20 @@ export function complete (reply: Buffer): boolean {
 }
 
 /** The product behind RPL_MYINFO's version field: a known server or the field as it stands. */
-function product (version: string): { product?: string, version?: string } {
+function product (version: string): { product?: string, version?: string, versionPrefix?: boolean } {
   for (const [re, name] of PRODUCTS) {
     const m = re.exec(version)
-    if (m) return { product: name, version: m[1].replace(/\.+$/, '') }
+    if (m) {
+      const v = m[1].replace(/\.+$/, '')
+      // InspIRCd names its major release only (`InspIRCd-3`): never a whole version.
+      return { product: name, version: v, ...(MAJOR_ONLY.has(name) && !v.includes('.') ? { versionPrefix: true } : {}) }
+    }
   }
   return {}
 }
+
+/** Servers whose RPL_MYINFO shows only their major release. */
+const MAJOR_ONLY = new Set(['InspIRCd'])
 
 /**
  * Parse whatever the server said. Pre-registration NOTICEs (`NOTICE AUTH`, `NOTICE *`) only say

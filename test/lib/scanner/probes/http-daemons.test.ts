@@ -27,6 +27,7 @@ test('CUPS: the full version from the page title, not the header\'s major.minor'
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'CUPS', version: upstream(d.packageVersion) })
+  t.notOk(r.versionPrefix, 'the page title gave the whole version')
   t.match(r.banner, /Server: CUPS\/\d+\.\d+ /, 'the header alone says less')
   t.ok(r.cpe.includes(`cpe:2.3:a:openprinting:cups:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`))
 })
@@ -113,7 +114,7 @@ test('Varnish: the version its Via header shows (major.minor), nothing more', { 
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   const majorMinor = upstream(d.packageVersion).split('.').slice(0, 2).join('.')
-  t.match(r, { service: 'http', product: 'Varnish', version: majorMinor })
+  t.match(r, { service: 'http', product: 'Varnish', version: majorMinor, versionPrefix: true })
   t.match(r.banner, new RegExp(`Via: 1\\.1 \\S+ \\(Varnish/${majorMinor.replace('.', '\\.')}\\)`))
 })
 

@@ -11,7 +11,8 @@ test('RPL_MYINFO names the server software; NOTICEs and errors only say IRC', as
   const welcome = Buffer.from(':irc.example 001 vulnscan :Welcome\r\n:irc.example 004 vulnscan irc.example InspIRCd-3 BIRSWiko ABCDEFG\r\n' +
     ':irc.example 005 vulnscan AWAYLEN=200 NETWORK=ExampleNet :are supported by this server\r\n')
   t.ok(complete(welcome))
-  t.same(parse(welcome), { service: 'irc', product: 'InspIRCd', version: '3', extraInfo: 'server irc.example; network ExampleNet' })
+  t.same(parse(welcome), { service: 'irc', product: 'InspIRCd', version: '3', versionPrefix: true, extraInfo: 'server irc.example; network ExampleNet' },
+    'InspIRCd names its major release only: marked as the leading part of a version')
   t.same(parse(Buffer.from(':irc.example 004 vulnscan irc.example UnrealIRCd-6.1.4 iowrsxzdHtIDRqpWGTSZ lvhopsmntikraqbeI\r\n')),
     { service: 'irc', product: 'UnrealIRCd', version: '6.1.4', extraInfo: 'server irc.example' })
   t.same(parse(Buffer.from(':irc.example 004 vulnscan irc.example mystery-9 io lv\r\n')),
@@ -67,6 +68,6 @@ test('Debian\'s InspIRCd: the version as RPL_MYINFO shows it (its major release 
   })
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
-  t.match(r, { service: 'irc', product: 'InspIRCd', version: upstream(d.packageVersion).split('.')[0] })
+  t.match(r, { service: 'irc', product: 'InspIRCd', version: upstream(d.packageVersion).split('.')[0], versionPrefix: true })
   t.match(r.banner, / 004 vulnscan irc\.vulnscan\.test InspIRCd-\d+ /)
 })
