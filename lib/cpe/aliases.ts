@@ -104,7 +104,8 @@ const TABLE: Entry[] = [
   { names: ['litespeed httpd', 'litespeed'], targets: [{ vendor: 'litespeedtech', product: 'litespeed_web_server' }] },
   { names: ['varnish'], targets: [{ vendor: 'varnish-software', product: 'varnish_cache' }, { vendor: 'varnish-cache', product: 'varnish' }] },
   { names: ['boa httpd', 'boa'], targets: [{ vendor: 'boa', product: 'boa' }] },
-  { names: ['mini_httpd'], targets: [{ vendor: 'acme', product: 'mini_httpd' }] },
+  // NVD files mini_httpd under both spellings: acme:mini_httpd (CVE-2017-17663), acme:mini-httpd (CVE-2018-18778).
+  { names: ['mini_httpd'], targets: [{ vendor: 'acme', product: 'mini_httpd' }, { vendor: 'acme', product: 'mini-httpd' }] },
   { names: ['thttpd'], targets: [{ vendor: 'acme', product: 'thttpd' }] },
   { names: ['goahead webserver', 'goahead'], targets: [{ vendor: 'embedthis', product: 'goahead' }] },
   { names: ['python http.server', 'python simplehttpserver'], targets: [{ vendor: 'python', product: 'python' }] },
@@ -149,7 +150,8 @@ const TABLE: Entry[] = [
   // News and chat.
   { names: ['internetnews', 'inn'], targets: [{ vendor: 'isc', product: 'inn' }] },
   { names: ['leafnode'], targets: [{ vendor: 'leafnode', product: 'leafnode' }] },
-  { names: ['ngircd'], targets: [{ vendor: 'ngircd', product: 'ngircd' }] },
+  // NVD names ngIRCd's author as vendor: barton:ngircd (CVE-2020-14148); ngircd:ngircd is not an NVD name.
+  { names: ['ngircd'], targets: [{ vendor: 'barton', product: 'ngircd' }] },
   { names: ['inspircd'], targets: [{ vendor: 'inspircd', product: 'inspircd' }] },
   { names: ['unrealircd'], targets: [{ vendor: 'unrealircd', product: 'unrealircd' }] },
   { names: ['ircd-hybrid'], targets: [{ vendor: 'ircd-hybrid', product: 'ircd-hybrid' }] },
@@ -159,7 +161,8 @@ const TABLE: Entry[] = [
   { names: ['ergo'], targets: [{ vendor: 'ergo', product: 'ergo' }] },
   { names: ['cups'], targets: [{ vendor: 'apple', product: 'cups' }, { vendor: 'openprinting', product: 'cups' }] },
   { names: ['haproxy'], targets: [{ vendor: 'haproxy', product: 'haproxy' }] },
-  { names: ['tinyproxy'], targets: [{ vendor: 'tinyproxy_project', product: 'tinyproxy' }] },
+  // tinyproxy_project:tinyproxy for recent records (CVE-2022-40468), banu:tinyproxy for older ones (CVE-2012-3505).
+  { names: ['tinyproxy'], targets: [{ vendor: 'tinyproxy_project', product: 'tinyproxy' }, { vendor: 'banu', product: 'tinyproxy' }] },
   // DNS servers, by what they answer to version.bind.
   { names: ['isc bind', 'bind'], targets: [{ vendor: 'isc', product: 'bind' }] },
   { names: ['dnsmasq'], targets: [{ vendor: 'thekelleys', product: 'dnsmasq' }] },
@@ -172,7 +175,9 @@ const TABLE: Entry[] = [
   { names: ['microsoft dns'], targets: [{ vendor: 'microsoft', product: 'windows_server' }], part: 'o' },
   // Directory servers, by their root DSE.
   { names: ['openldap'], targets: [{ vendor: 'openldap', product: 'openldap' }] },
-  { names: ['389 directory server'], targets: [{ vendor: 'fedoraproject', product: '389_directory_server' }] },
+  // NVD files current 389 DS flaws as port389:389-ds-base (CVE-2021-3652). fedoraproject:389_directory_server
+  // is kept for older records but no NVD record using it was found in this check: unverified.
+  { names: ['389 directory server'], targets: [{ vendor: 'port389', product: '389-ds-base' }, { vendor: 'fedoraproject', product: '389_directory_server' }] },
   { names: ['apacheds'], targets: [{ vendor: 'apache', product: 'apacheds' }] },
   { names: ['opendj'], targets: [{ vendor: 'forgerock', product: 'opendj' }] },
   { names: ['forgerock directory services'], targets: [{ vendor: 'forgerock', product: 'directory_services' }] },
