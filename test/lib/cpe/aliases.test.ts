@@ -88,3 +88,14 @@ test('pairs corrected against NVD records (the CVE in each comment shows the pai
   t.same(cpesFor('ngIRCd', '26.1'), ['cpe:2.3:a:barton:ngircd:26.1:*:*:*:*:*:*:*'])
   t.same(cpesFor('389 Directory Server', '2.0.7')[0], 'cpe:2.3:a:port389:389-ds-base:2.0.7:*:*:*:*:*:*:*')
 })
+
+test('Varnish answers to all three NVD names', async (t) => {
+  const pairs = aliasesFor('Varnish').map((a) => `${a.vendor}:${a.product}`)
+  // CVE-2022-45060: varnish-software:varnish_cache; CVE-2017-12425: varnish-cache:varnish and varnish_cache_project:varnish_cache
+  t.same(pairs, ['varnish-software:varnish_cache', 'varnish-cache:varnish', 'varnish_cache_project:varnish_cache'])
+})
+
+test('Erlang/OTP: the slash is escaped as NVD writes it', async (t) => {
+  // CVE-2025-32433: cpe:2.3:a:erlang:erlang\/otp:*
+  t.same(cpesFor('erlang/otp ssh', '27.3.2'), ['cpe:2.3:a:erlang:erlang\\/otp:27.3.2:*:*:*:*:*:*:*'])
+})
