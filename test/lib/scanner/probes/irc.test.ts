@@ -39,7 +39,7 @@ test('Debian\'s ngIRCd: silent until registration, and with hostname-lookup NOTI
     t.teardown(d.stop)
     const r = await detectService({ host: d.host, port: d.port, level: 'full' })
     t.match(r, { service: 'irc', product: 'ngIRCd', version: upstream(d.packageVersion), extraInfo: /^server irc\.vulnscan\.test/ }, `DNS ${dns ? 'on' : 'off'}`)
-    t.same(r.cpe, [`cpe:2.3:a:ngircd:ngircd:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+    t.same(r.cpe, [`cpe:2.3:a:barton:ngircd:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`], "the NVD names ngIRCd barton:ngircd (CVE-2020-14148)")
     const light = await detectService({ host: d.host, port: d.port, level: 'light' })
     t.equal(light.service, 'irc', `light detection on an unknown port still says IRC (${JSON.stringify(light).slice(0, 300)})`)
   }
