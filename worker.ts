@@ -1,4 +1,4 @@
-// Worker-only entry point (`npm run start:worker`): runs scan jobs from the shared Redis queue, no HTTP.
+// Worker-only entry point (`npm run start:worker`): runs scan jobs and schedules' due times from the shared Redis queues, no HTTP.
 // Start as many as needed, on as many machines, all pointing at the same REDIS_URL.
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
@@ -7,6 +7,7 @@ import { backendKind, openBackends } from './lib/backends'
 import { nvdServiceFor } from './lib/nvd/service'
 import { startExploitRefresher } from './lib/exploit/refresh'
 import { createScanRunner, type ScanJobData } from './lib/worker/runner'
+import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
 
 async function main (): Promise<void> {
   const config = loadConfig()
@@ -27,6 +28,9 @@ async function main (): Promise<void> {
     lockDurationMs: config.QUEUE_LOCK_MS,
     onFinalFailure: runner.onFinalFailure
   })
+  // Schedules edited while no process ran them are made good; then this worker takes its share of due times.
+  await syncScheduleTimer(store, backends.scheduler)
+  await backends.scheduler.process(createScheduleRunner({ store, queue, timer: backends.scheduler, log }))
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {

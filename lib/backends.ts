@@ -6,16 +6,18 @@ import { Redis, type RedisOptions } from 'ioredis'
 import type { Config } from './config'
 import type { Store } from './store/types'
 import type { ResultsStore } from './store/results-types'
-import type { ScanQueue } from './queue/types'
+import type { ScanQueue, ScheduleTimer } from './queue/types'
 import type { LocalCveIndex } from './nvd/cve-index'
 import type { RateLimiter } from './nvd/rate-limiter'
 import { MemoryStore } from './store/memory/store'
 import { MemoryResultsStore } from './store/memory/results'
 import { MemoryQueue } from './queue/memory/queue'
+import { MemoryScheduleTimer } from './queue/memory/schedule-timer'
 import { createMemoryIndex } from './nvd/memory/cve-index'
 import { RedisStore } from './store/redis/store'
 import { RedisResultsStore } from './store/redis/results'
 import { BullQueue } from './queue/redis/queue'
+import { BullScheduleTimer } from './queue/redis/schedule-timer'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
@@ -48,13 +50,15 @@ export interface Backends {
   store: Store
   results: ResultsStore
   queue: ScanQueue
+  /** Fires schedules at their due times (lib/schedules.ts decides what a due time does). */
+  scheduler: ScheduleTimer
   indexes: Indexes
   /** Scan changes, for event streams. */
   scanEvents: ScanEvents
   shared?: SharedCounters
   /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
   invalidation: InvalidationChannel
-  /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
+  /** Close what was opened: the schedule timer and the queue first (no new run starts, running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
    * Delete everything stored under this configuration's prefixes (REDIS_PREFIX, QUEUE_PREFIX): for the
@@ -89,6 +93,7 @@ export async function openBackends (config: Config, logger: BackendsLogger): Pro
 
 async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
+  const scheduler = new MemoryScheduleTimer()
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
   const invalidation = new MemoryInvalidation()
@@ -99,9 +104,11 @@ async function openMemory (config: Config): Promise<Backends> {
     invalidation,
     results: new MemoryResultsStore(),
     queue,
+    scheduler,
     indexes: { cve, sources },
     scanEvents: store.events,
     close: async () => {
+      await scheduler.close()
       await queue.close()
       await cve.close()
       await sources.close()
@@ -162,6 +169,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   // Key layout: `<REDIS_PREFIX>:<kind>:…` for everything of ours, BullMQ under its own QUEUE_PREFIX.
   const prefix = config.REDIS_PREFIX
   const queue = new BullQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
+  const scheduler = new BullScheduleTimer(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
@@ -176,6 +184,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     invalidation,
     results: new RedisResultsStore(main, prefix),
     queue,
+    scheduler,
     indexes: { cve, sources },
     scanEvents,
     shared: {
@@ -184,6 +193,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       limiter: (name, requestsPerWindow, windowMs) => createRedisRateLimiter({ redis: main, key: `${prefix}:${name}:ratelimit`, requestsPerWindow, windowMs })
     },
     close: async () => {
+      await scheduler.close()
       await queue.close()
       await cve.close()
       await store.close()

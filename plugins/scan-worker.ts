@@ -1,6 +1,7 @@
-// Runs scan jobs inside the API process (npm start; off with npm run start:api); decorates nothing.
+// Runs scan jobs and schedules' due times inside the API process (npm start; off with npm run start:api); decorates nothing.
 import fp from 'fastify-plugin'
 import { createScanRunner, type ScanJobData } from '../lib/worker/runner'
+import { createScheduleRunner, syncScheduleTimer } from '../lib/schedules'
 
 export default fp(async function scanWorkerPlugin (fastify) {
   const config = fastify.config
@@ -23,5 +24,8 @@ export default fp(async function scanWorkerPlugin (fastify) {
       lockDurationMs: config.QUEUE_LOCK_MS,
       onFinalFailure: runner.onFinalFailure
     })
+    const { scheduler } = fastify.backends
+    await syncScheduleTimer(fastify.store, scheduler)
+    await scheduler.process(createScheduleRunner({ store: fastify.store, queue, timer: scheduler, log: fastify.log.child({ component: 'schedules' }) }))
   })
 }, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd'] })

@@ -26,6 +26,7 @@ export default fp(async function swaggerPlugin (fastify) {
         { name: 'health', description: 'Liveness and dependencies' },
         { name: 'scans', description: 'Post scans and follow them' },
         { name: 'hosts', description: 'Hosts found by scans' },
+        { name: 'schedules', description: 'Scans started at the due times of a cron expression' },
         { name: 'admin', description: 'Dynamic API keys and the audit log (the infrastructure key or an admin key)' }
       ],
       components: {

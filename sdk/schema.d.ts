@@ -140,6 +140,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List schedules
+         * @description Newest first. Needs the `reader` role or higher (any key).
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at each due time of a cron expression read in a time zone. A run that comes due while the previous run's scan is still queued or running is skipped and recorded. Each run's scan carries `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/schedule/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description Its definition, next due time, last run with its scan id, and the runs it skipped. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description No further run starts; scans it started stay, with their `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the given fields (`scan` is replaced whole and checked with the scope of this key); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -488,6 +540,8 @@ export interface components {
             reason?: string;
             progress: components["schemas"]["ScanProgress"];
             summary?: components["schemas"]["ScanSummary"];
+            /** @description The schedule that started the scan (GET /app/schedule/{id}), when one did */
+            scheduleId?: string;
         };
         PageScan: {
             items: components["schemas"]["Scan"][];
@@ -815,6 +869,160 @@ export interface components {
         };
         PageAuditEntry: {
             items: components["schemas"]["AuditEntry"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * @description Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first; `@daily`, `@hourly` … too. An expression that is not valid or never fires is a 400 that says why.
+         * @example 0 3 * * 1-5
+         */
+        CronExpression: string;
+        /**
+         * @description IANA time zone the expression is read in (daylight saving time included); UTC when a new schedule names none
+         * @example Europe/Paris
+         */
+        TimeZone: string;
+        /**
+         * @description The scan each run starts: the body of POST /app/scan without an id (each run's scan gets its own)
+         * @example {
+         *       "targets": [
+         *         {
+         *           "value": "192.0.2.0/28",
+         *           "type": "cidr"
+         *         }
+         *       ],
+         *       "options": {
+         *         "template": "quick"
+         *       },
+         *       "priority": 3
+         *     }
+         */
+        ScheduledScan: {
+            /** @description What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan */
+            targets: components["schemas"]["Target"][];
+            options?: components["schemas"]["ScanOptions"];
+            /**
+             * @description Queue priority from 1 (least urgent) to 5 (most urgent)
+             * @default 3
+             */
+            priority?: number;
+        };
+        /**
+         * @example {
+         *       "name": "nightly office scan",
+         *       "cron": "0 3 * * 1-5",
+         *       "timezone": "Europe/Paris",
+         *       "enabled": true,
+         *       "scan": {
+         *         "targets": [
+         *           {
+         *             "value": "192.0.2.0/28",
+         *             "type": "cidr"
+         *           }
+         *         ],
+         *         "options": {
+         *           "template": "quick"
+         *         },
+         *         "priority": 3
+         *       }
+         *     }
+         */
+        ScheduleCreate: {
+            /** @description What the schedule is for */
+            name?: string;
+            cron: components["schemas"]["CronExpression"];
+            timezone?: components["schemas"]["TimeZone"];
+            /**
+             * @description A disabled schedule starts no scan
+             * @default true
+             */
+            enabled?: boolean;
+            scan: components["schemas"]["ScheduledScan"];
+        };
+        /**
+         * @description The fields to change; `scan` is replaced whole
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        SchedulePatch: {
+            /** @description What the schedule is for */
+            name?: string;
+            cron?: components["schemas"]["CronExpression"];
+            timezone?: components["schemas"]["TimeZone"];
+            /** @description A disabled schedule starts no scan */
+            enabled?: boolean;
+            scan?: components["schemas"]["ScheduledScan"];
+        };
+        /**
+         * @example {
+         *       "id": "6f1c2e0a-2b7e-4f43-9a55-0c1d7e6b9f10",
+         *       "name": "nightly office scan",
+         *       "cron": "0 3 * * 1-5",
+         *       "timezone": "Europe/Paris",
+         *       "enabled": true,
+         *       "scan": {
+         *         "targets": [
+         *           {
+         *             "value": "192.0.2.0/28",
+         *             "type": "cidr"
+         *           }
+         *         ],
+         *         "options": {
+         *           "template": "quick"
+         *         },
+         *         "priority": 3
+         *       },
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z",
+         *       "nextRunAt": "2026-01-07T02:00:00.000Z",
+         *       "lastRun": {
+         *         "dueAt": "2026-01-06T02:00:00.000Z",
+         *         "scanId": "6f1c2e0a-2b7e-4f43-9a55-0c1d7e6b9f10.1767664800000"
+         *       },
+         *       "runs": 1,
+         *       "skippedTotal": 0,
+         *       "skipped": []
+         *     }
+         */
+        Schedule: {
+            id: string;
+            name: string;
+            cron: string;
+            timezone: string;
+            enabled: boolean;
+            scan: components["schemas"]["ScheduledScan"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description When the next run is due; null when disabled or the expression never fires again */
+            nextRunAt: string | null;
+            /** @description The last run that started a scan; null before the first */
+            lastRun: {
+                /**
+                 * Format: date-time
+                 * @description The due time of the run
+                 */
+                dueAt: string;
+                /** @description The scan it started (its `scheduleId` is this schedule) */
+                scanId: string;
+            } | null;
+            /** @description Runs that started a scan */
+            runs: number;
+            /** @description Runs left out because the previous scan was still queued or running */
+            skippedTotal: number;
+            /** @description The latest skipped runs, newest first (at most 20) */
+            skipped: {
+                /** Format: date-time */
+                dueAt: string;
+                /** @description The scan still in flight then */
+                inFlight: string;
+            }[];
+        };
+        PageSchedule: {
+            items: components["schemas"]["Schedule"][];
             total: number;
             limit: number;
             offset: number;
@@ -1626,6 +1834,411 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next due time */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description The changed schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

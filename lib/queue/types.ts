@@ -53,3 +53,23 @@ export function toQueuePriority (priority: number): number {
 export function fromQueuePriority (queuePriority: number | undefined): number {
   return queuePriority === undefined ? DEFAULT_PRIORITY : PRIORITY_MAX + PRIORITY_MIN - queuePriority
 }
+
+/** Called at each due time of a schedule, in one process of the service; `dueAt` is the time it was due. */
+export type DueHandler = (scheduleId: string, dueAt: Date) => Promise<void>
+
+/**
+ * Fires schedules at their cron times: BullMQ job schedulers on Redis (each due time is one job, taken by one of
+ * the workers, kept across restarts), timers in process on the embedded default.
+ */
+export interface ScheduleTimer {
+  readonly kind: 'bullmq' | 'memory'
+  /** Fire `id` at every due time of `cron` read in `timezone`, from now on; replaces what `id` had. */
+  upsert(id: string, cron: string, timezone: string): Promise<void>
+  /** Stop firing `id` (no error when it was not registered). */
+  remove(id: string): Promise<void>
+  /** The ids registered now. */
+  ids(): Promise<string[]>
+  /** Run due times in this process from now on, until close. */
+  process(handler: DueHandler): Promise<void>
+  close(): Promise<void>
+}

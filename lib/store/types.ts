@@ -68,7 +68,71 @@ export interface ScanRecord {
   keyScope?: string[]
   /** How many host-batch jobs the scan was split into (set when planned). */
   batches?: number
+  /** The schedule that started the scan, when one did. */
+  scheduleId?: string
 }
+
+/** The scan a schedule starts at each due time: POST /app/scan's body without an id. */
+export interface ScheduledScan {
+  targets: Target[]
+  options?: { template?: TemplateName, ports?: string }
+  priority?: number
+}
+
+/** A run a schedule left out because its previous scan was still in flight. */
+export interface SkippedRun {
+  dueAt: string
+  /** The scan still queued or running at that time. */
+  inFlight: string
+}
+
+export interface ScheduleRecord {
+  id: string
+  name: string
+  /** Cron expression (5 fields, or 6 with seconds first). */
+  cron: string
+  /** IANA time zone the expression is read in. */
+  timezone: string
+  enabled: boolean
+  scan: ScheduledScan
+  createdAt: string
+  updatedAt: string
+  /** Key id (or 'service') that created the schedule; its scans carry it. */
+  createdBy: string
+  /** The creating key's scope, applied to every scan the schedule starts. */
+  keyScope?: string[]
+  /** The last run that started a scan. */
+  lastRun?: { dueAt: string, scanId: string }
+  /** Runs that started a scan. */
+  runs: number
+  /** Runs left out because the previous scan was still in flight, and the latest of them. */
+  skippedTotal: number
+  skipped: SkippedRun[]
+}
+
+/** What may change on a schedule after it is made. */
+export interface SchedulePatch {
+  name?: string
+  cron?: string
+  timezone?: string
+  enabled?: boolean
+  scan?: ScheduledScan
+  updatedAt: string
+}
+
+/**
+ * What the store made of one due time of a schedule: `run` claimed it for a new scan (with `scanId`), `again` is
+ * the same claim seen a second time (a retried job: make sure its scan exists), `skipped` recorded it as left out
+ * (the previous scan still in flight), `stale` means a due time at or after it was already handled, `disabled`
+ * and `gone` that the schedule no longer runs.
+ */
+export type ScheduleClaim =
+  | { outcome: 'run' | 'again', schedule: ScheduleRecord }
+  | { outcome: 'skipped', schedule: ScheduleRecord, inFlight: string }
+  | { outcome: 'stale' | 'disabled' | 'gone' }
+
+/** How many skipped runs a schedule keeps (the total is counted beyond them). */
+export const SKIPPED_RUNS_KEPT = 20
 
 export interface HostPort extends Omit<PortResult, 'service'> {
   service?: string
@@ -191,6 +255,19 @@ export interface Store {
   appendAudit(entry: AuditEntry, retentionMs: number): Promise<void>
   /** Newest first. */
   listAudit(opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>>
+
+  createSchedule(schedule: ScheduleRecord): Promise<void>
+  getSchedule(id: string): Promise<ScheduleRecord | null>
+  /** Newest first. */
+  listSchedules(opts: ListOptions): Promise<Page<ScheduleRecord>>
+  /** Null when no schedule has that id. Run history is kept. */
+  updateSchedule(id: string, patch: SchedulePatch): Promise<ScheduleRecord | null>
+  deleteSchedule(id: string): Promise<boolean>
+  /**
+   * Decide, atomically across processes, what one due time of a schedule does: start `scanId`, or be skipped
+   * because the scan of the last run is still queued or running. Each due time is decided once.
+   */
+  claimScheduleRun(id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

@@ -24,8 +24,8 @@ const doc = loadDocument()
 const checker = new ResponseChecker(doc)
 // Creations go first so that the lists read what the fuzz created (odd ids included); runs that remove or change
 // seeded objects go last, so reads see them first.
-const ORDER = ['createScan', 'createApiKey']
-const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey']
+const ORDER = ['createScan', 'createApiKey', 'createSchedule']
+const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule']
 const rank = (id: string): number => ORDER.includes(id) ? -2 : LAST.indexOf(id)
 const ops = operations(doc).sort((a, b) => rank(a.id) - rank(b.id))
 
@@ -57,6 +57,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
   }
   const created = await app.inject({ method: 'POST', url: '/admin/keys', headers: auth, payload: { label: 'fuzz' } })
   const { key, id: keyId } = created.json() as { key: string, id: string }
+  const schedule = await app.inject({ method: 'POST', url: '/app/schedule', headers: auth, payload: { cron: '0 3 * * *', scan: { targets: [{ type: 'single_ip', value: '127.0.0.9' }] } } })
+  if (schedule.statusCode !== 201) throw new Error(`seeding a schedule: ${schedule.statusCode} ${schedule.body}`)
   return {
     app,
     dynamicKey: key,
@@ -64,6 +66,7 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
       params: {
         id: scanIds,
         keyId: [keyId],
+        scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
         findingId: [findingId(hosts[0], 22, 'CVE-2024-6387'), findingId(hosts[1], 6379, 'CVE-2022-0543')],
         address: [...hosts, '127.0.0.99'],
         cveId: ['CVE-2024-6387', 'cve-2022-0543', 'CVE-2021-41773']
@@ -79,7 +82,9 @@ const TRICKY_IDS = ['x:state', 'x', 'seed-queued:state', 'seed-queued:progress',
 /** The pools keyed by the parameter names of one operation (several operations name different things `id`). */
 function poolsFor (op: Operation, world: World): Pools {
   const p = world.pools.params
-  const id = op.path.startsWith('/admin/keys') ? p.keyId : op.path.startsWith('/vulnerability/finding') ? p.findingId : p.id
+  const id = op.path.startsWith('/admin/keys')
+    ? p.keyId
+    : op.path.startsWith('/vulnerability/finding') ? p.findingId : op.path.startsWith('/app/schedule') ? p.scheduleId : p.id
   return { params: { id, address: p.address, cveId: p.cveId }, bodyIds: TRICKY_IDS }
 }
 

@@ -161,6 +161,21 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.DELETE('/admin/keys/{id}', { params: { path: { id: key.id } } })).response.status, 404, 'revoking twice is a 404')
     })
 
+    t.test('schedules: create, list, change, delete', async (t) => {
+      const created = await admin.POST('/app/schedule', { body: { name: 'sdk', cron: '0 3 * * 1-5', timezone: 'Europe/Paris', scan: { targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery' } } } })
+      t.equal(created.response.status, 201)
+      const id = created.data!.id
+      t.ok(created.data?.nextRunAt, 'a next run')
+      const bad = await admin.POST('/app/schedule', { body: { cron: '0 3 * *', scan: { targets: [{ value: '127.0.0.1', type: 'single_ip' }] } } })
+      t.equal(bad.response.status, 400, 'a cron with 4 fields: 400')
+      t.ok((await admin.GET('/app/schedule', { params: { query: { limit: 10 } } })).data?.items.some((x) => x.id === id))
+      t.equal((await admin.GET('/app/schedule/{id}', { params: { path: { id } } })).data?.name, 'sdk')
+      const off = await admin.PATCH('/app/schedule/{id}', { params: { path: { id } }, body: { enabled: false } })
+      t.equal(off.data?.nextRunAt, null, 'disabled: no next run')
+      t.equal((await admin.DELETE('/app/schedule/{id}', { params: { path: { id } } })).response.status, 204)
+      t.equal((await admin.GET('/app/schedule/{id}', { params: { path: { id } } })).response.status, 404)
+    })
+
     const scanId = `sdk-${backend}-${Date.now()}`
     t.test('a quick scan of 127.0.0.1 runs to completion', async (t) => {
       const posted = await admin.POST('/app/scan', { body: { id: scanId, targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick' }, priority: 5 } })

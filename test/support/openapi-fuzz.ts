@@ -258,7 +258,10 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
     ? fc.constant(undefined)
     : fc.tuple(valid(doc, op.body, {
       Target: loopbackTarget,
-      ScanOptions: fc.oneof(valid(doc, doc.components.schemas.ScanOptions), fc.record({ template: valid(doc, doc.components.schemas.ScanOptions.properties.template), ports: portSpec }, { requiredKeys: [] }))
+      ScanOptions: fc.oneof(valid(doc, doc.components.schemas.ScanOptions), fc.record({ template: valid(doc, doc.components.schemas.ScanOptions.properties.template), ports: portSpec }, { requiredKeys: [] })),
+      // Expressions and zones the service accepts, beside ones it refuses: random text is almost never a cron.
+      CronExpression: fc.oneof(fc.constantFrom('0 3 * * 1-5', '*/5 * * * * *', '@daily', '0 0 1 1 *', '30 2 * * sun'), valid(doc, doc.components.schemas.CronExpression)),
+      TimeZone: fc.oneof(fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'), valid(doc, doc.components.schemas.TimeZone))
     }), fc.option(fc.nat(), { freq: 2 })).map(([b, pick]) => {
       const body = b as Record<string, unknown>
       if (pick !== null && ids.length > 0 && 'id' in (resolve(doc, op.body as Schema).properties ?? {})) body.id = ids[pick % ids.length]

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -15,6 +15,10 @@ export class MemoryStore implements Store {
   protected pending = new Map<string, Set<string>>()
   /** Oldest first. */
   protected audit: AuditEntry[] = []
+  /** Oldest first (Map keeps insertion order). */
+  protected schedules = new Map<string, ScheduleRecord>()
+  /** The latest due time (ms) each schedule decided, run or skipped. */
+  protected scheduleSeen = new Map<string, number>()
 
   constructor (private readonly invalidation?: InvalidationChannel) {}
   /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
@@ -175,5 +179,51 @@ export class MemoryStore implements Store {
   async touchApiKey (hash: string, at: string): Promise<void> {
     const k = this.keys.get(hash)
     if (k) k.lastUsedAt = at
+  }
+
+  async createSchedule (schedule: ScheduleRecord): Promise<void> {
+    this.schedules.set(schedule.id, structuredClone(schedule))
+  }
+
+  async getSchedule (id: string): Promise<ScheduleRecord | null> {
+    const s = this.schedules.get(id)
+    return s ? structuredClone(s) : null
+  }
+
+  async listSchedules (opts: ListOptions): Promise<Page<ScheduleRecord>> {
+    const all = [...this.schedules.values()].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => structuredClone(s)), total: all.length }
+  }
+
+  async updateSchedule (id: string, patch: SchedulePatch): Promise<ScheduleRecord | null> {
+    const s = this.schedules.get(id)
+    if (!s) return null
+    Object.assign(s, structuredClone(patch))
+    return structuredClone(s)
+  }
+
+  async deleteSchedule (id: string): Promise<boolean> {
+    this.scheduleSeen.delete(id)
+    return this.schedules.delete(id)
+  }
+
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+    const s = this.schedules.get(id)
+    if (!s) return { outcome: 'gone' }
+    if (!s.enabled) return { outcome: 'disabled' }
+    const due = dueAt.getTime()
+    if (due <= (this.scheduleSeen.get(id) ?? -1)) {
+      return s.lastRun?.scanId === scanId ? { outcome: 'again', schedule: structuredClone(s) } : { outcome: 'stale' }
+    }
+    this.scheduleSeen.set(id, due)
+    const last = s.lastRun === undefined ? undefined : this.scans.get(s.lastRun.scanId)
+    if (last !== undefined && !isTerminal(last.status)) {
+      s.skippedTotal++
+      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      return { outcome: 'skipped', schedule: structuredClone(s), inFlight: last.id }
+    }
+    s.lastRun = { dueAt: dueAt.toISOString(), scanId }
+    s.runs++
+    return { outcome: 'run', schedule: structuredClone(s) }
   }
 }
