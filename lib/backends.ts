@@ -6,18 +6,20 @@ import { Redis, type RedisOptions } from 'ioredis'
 import type { Config } from './config'
 import type { Store } from './store/types'
 import type { ResultsStore } from './store/results-types'
-import type { ScanQueue, ScheduleTimer } from './queue/types'
+import type { DeliveryQueue, ScanQueue, ScheduleTimer } from './queue/types'
 import type { LocalCveIndex } from './nvd/cve-index'
 import type { RateLimiter } from './nvd/rate-limiter'
 import { MemoryStore } from './store/memory/store'
 import { MemoryResultsStore } from './store/memory/results'
 import { MemoryQueue } from './queue/memory/queue'
 import { MemoryScheduleTimer } from './queue/memory/schedule-timer'
+import { MemoryDeliveryQueue } from './queue/memory/delivery-queue'
 import { createMemoryIndex } from './nvd/memory/cve-index'
 import { RedisStore } from './store/redis/store'
 import { RedisResultsStore } from './store/redis/results'
 import { BullQueue } from './queue/redis/queue'
 import { BullScheduleTimer } from './queue/redis/schedule-timer'
+import { BullDeliveryQueue } from './queue/redis/delivery-queue'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
@@ -52,6 +54,8 @@ export interface Backends {
   queue: ScanQueue
   /** Fires schedules at their due times (lib/schedules.ts decides what a due time does). */
   scheduler: ScheduleTimer
+  /** Webhook deliveries, with their retries (lib/webhooks/). */
+  deliveries: DeliveryQueue
   indexes: Indexes
   /** Scan changes, for event streams. */
   scanEvents: ScanEvents
@@ -94,6 +98,7 @@ export async function openBackends (config: Config, logger: BackendsLogger): Pro
 async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
   const scheduler = new MemoryScheduleTimer()
+  const deliveries = new MemoryDeliveryQueue({ attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
   const invalidation = new MemoryInvalidation()
@@ -105,10 +110,12 @@ async function openMemory (config: Config): Promise<Backends> {
     results: new MemoryResultsStore(),
     queue,
     scheduler,
+    deliveries,
     indexes: { cve, sources },
     scanEvents: store.events,
     close: async () => {
       await scheduler.close()
+      await deliveries.close()
       await queue.close()
       await cve.close()
       await sources.close()
@@ -170,6 +177,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   const prefix = config.REDIS_PREFIX
   const queue = new BullQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
   const scheduler = new BullScheduleTimer(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
+  const deliveries = new BullDeliveryQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
@@ -185,6 +193,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     results: new RedisResultsStore(main, prefix),
     queue,
     scheduler,
+    deliveries,
     indexes: { cve, sources },
     scanEvents,
     shared: {
@@ -194,6 +203,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     },
     close: async () => {
       await scheduler.close()
+      await deliveries.close()
       await queue.close()
       await cve.close()
       await store.close()

@@ -73,3 +73,38 @@ export interface ScheduleTimer {
   process(handler: DueHandler): Promise<void>
   close(): Promise<void>
 }
+
+/** One event for one webhook: the body is built once, so every attempt sends (and signs) the same bytes. */
+export interface DeliveryJobData {
+  webhookId: string
+  event: string
+  eventId: string
+  body: string
+}
+
+/** Runs one attempt (1-based); throws to have it retried (after a backoff) unless `final`, or a PermanentJobError to stop. */
+export type DeliveryHandler = (job: DeliveryJobData, attempt: number, final: boolean) => Promise<void>
+
+/** A failure no retry can mend (e.g. the address is refused): the job ends at once. */
+export class PermanentJobError extends Error {
+  override readonly name = 'PermanentJobError'
+}
+
+/**
+ * Webhook deliveries: a BullMQ queue with attempts and exponential backoff on Redis (a delivery outlives the
+ * process that queued it), in-process timers on the embedded default.
+ */
+export interface DeliveryQueue {
+  readonly kind: 'bullmq' | 'memory'
+  /** Queue a delivery; an id queued before changes nothing (an event is delivered once per webhook). */
+  add(id: string, job: DeliveryJobData): Promise<void>
+  /** Run deliveries in this process from now on, until close. */
+  process(handler: DeliveryHandler): Promise<void>
+  close(): Promise<void>
+}
+
+export interface RetryOptions {
+  attempts: number
+  /** Wait before the second attempt; doubled for each later one. */
+  backoffMs: number
+}

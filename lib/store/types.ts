@@ -2,7 +2,7 @@
 import type { Role } from '../access'
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
 import type { DataSources } from '../sources/source-store'
-import type { ScanStatus } from '../vocabulary'
+import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
 export type { ScanStatus }
 
@@ -130,6 +130,63 @@ export type ScheduleClaim =
   | { outcome: 'run' | 'again', schedule: ScheduleRecord }
   | { outcome: 'skipped', schedule: ScheduleRecord, inFlight: string }
   | { outcome: 'stale' | 'disabled' | 'gone' }
+
+/** Which new findings a `finding.new` webhook is told about. */
+export interface WebhookFilter {
+  /** Only findings of this severity or worse. */
+  minSeverity?: 'critical' | 'high' | 'medium' | 'low' | 'none'
+  /** Only findings on CISA's Known Exploited Vulnerabilities list. */
+  kevOnly?: boolean
+  /** Only findings of this confidence or higher. */
+  minConfidence?: 'high' | 'medium' | 'low'
+}
+
+export interface WebhookRecord {
+  id: string
+  url: string
+  events: WebhookEvent[]
+  filter: WebhookFilter
+  format: WebhookFormat
+  enabled: boolean
+  description: string
+  /** Signs each body (HMAC-SHA256); shown to the client once, at creation. */
+  secret: string
+  createdAt: string
+  updatedAt: string
+  createdBy: string
+}
+
+export interface WebhookPatch {
+  url?: string
+  events?: WebhookEvent[]
+  filter?: WebhookFilter
+  format?: WebhookFormat
+  enabled?: boolean
+  description?: string
+  updatedAt: string
+}
+
+/** One attempt to deliver one event to one webhook. */
+export interface WebhookDelivery {
+  id: string
+  webhookId: string
+  at: string
+  event: string
+  /** The event's id (the same on every attempt and in the X-Vulnscan-Delivery header). */
+  eventId: string
+  attempt: number
+  /** The HTTP status the receiver answered; null when no answer came. */
+  statusCode: number | null
+  /** Why the attempt failed, when it did (refused address, timeout, connection error, non-2xx answer). */
+  error: string | null
+  durationMs: number
+  ok: boolean
+  /** Whether another attempt follows this failed one. */
+  willRetry: boolean
+}
+
+/** How many deliveries each webhook's log keeps, newest first. */
+export const WEBHOOK_DELIVERIES_KEPT = 200
 
 /** How many skipped runs a schedule keeps (the total is counted beyond them). */
 export const SKIPPED_RUNS_KEPT = 20
@@ -268,6 +325,18 @@ export interface Store {
    * because the scan of the last run is still queued or running. Each due time is decided once.
    */
   claimScheduleRun(id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim>
+
+  createWebhook(webhook: WebhookRecord): Promise<void>
+  getWebhook(id: string): Promise<WebhookRecord | null>
+  /** Newest first. */
+  listWebhooks(opts: ListOptions): Promise<Page<WebhookRecord>>
+  updateWebhook(id: string, patch: WebhookPatch): Promise<WebhookRecord | null>
+  /** Deletes its delivery log too. */
+  deleteWebhook(id: string): Promise<boolean>
+  /** Append to a webhook's delivery log, keeping the newest WEBHOOK_DELIVERIES_KEPT. */
+  appendWebhookDelivery(delivery: WebhookDelivery): Promise<void>
+  /** Newest first. */
+  listWebhookDeliveries(webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -19,6 +19,9 @@ export class MemoryStore implements Store {
   protected schedules = new Map<string, ScheduleRecord>()
   /** The latest due time (ms) each schedule decided, run or skipped. */
   protected scheduleSeen = new Map<string, number>()
+  protected webhooks = new Map<string, WebhookRecord>()
+  /** Newest first, per webhook. */
+  protected deliveries = new Map<string, WebhookDelivery[]>()
 
   constructor (private readonly invalidation?: InvalidationChannel) {}
   /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
@@ -225,5 +228,44 @@ export class MemoryStore implements Store {
     s.lastRun = { dueAt: dueAt.toISOString(), scanId }
     s.runs++
     return { outcome: 'run', schedule: structuredClone(s) }
+  }
+
+  async createWebhook (webhook: WebhookRecord): Promise<void> {
+    this.webhooks.set(webhook.id, structuredClone(webhook))
+  }
+
+  async getWebhook (id: string): Promise<WebhookRecord | null> {
+    const w = this.webhooks.get(id)
+    return w ? structuredClone(w) : null
+  }
+
+  async listWebhooks (opts: ListOptions): Promise<Page<WebhookRecord>> {
+    const all = [...this.webhooks.values()].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((w) => structuredClone(w)), total: all.length }
+  }
+
+  async updateWebhook (id: string, patch: WebhookPatch): Promise<WebhookRecord | null> {
+    const w = this.webhooks.get(id)
+    if (!w) return null
+    Object.assign(w, structuredClone(patch))
+    return structuredClone(w)
+  }
+
+  async deleteWebhook (id: string): Promise<boolean> {
+    this.deliveries.delete(id)
+    return this.webhooks.delete(id)
+  }
+
+  async appendWebhookDelivery (delivery: WebhookDelivery): Promise<void> {
+    if (!this.webhooks.has(delivery.webhookId)) return
+    const log = this.deliveries.get(delivery.webhookId) ?? []
+    log.unshift(structuredClone(delivery))
+    if (log.length > WEBHOOK_DELIVERIES_KEPT) log.length = WEBHOOK_DELIVERIES_KEPT
+    this.deliveries.set(delivery.webhookId, log)
+  }
+
+  async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
+    const log = this.deliveries.get(webhookId) ?? []
+    return { items: log.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: log.length }
   }
 }

@@ -1,7 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, SKIPPED_RUNS_KEPT, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
@@ -443,5 +443,71 @@ export class RedisStore implements Store {
       return { outcome: r as 'run' | 'again', schedule }
     }
     throw new Error(`schedule '${id}': its last run kept changing while a run was claimed`)
+  }
+
+  private webhookKey (id: string, part?: 'deliveries'): string {
+    return part === undefined ? this.key('webhook', keySegment(id)) : this.key('webhook', keySegment(id), part)
+  }
+
+  async createWebhook (webhook: WebhookRecord): Promise<void> {
+    await this.redis.multi()
+      .set(this.webhookKey(webhook.id), JSON.stringify(webhook))
+      .zadd(this.key('webhooks'), Date.parse(webhook.createdAt), webhook.id)
+      .exec()
+  }
+
+  async getWebhook (id: string): Promise<WebhookRecord | null> {
+    const raw = await this.redis.get(this.webhookKey(id))
+    return raw === null ? null : JSON.parse(raw) as WebhookRecord
+  }
+
+  async listWebhooks (opts: ListOptions): Promise<Page<WebhookRecord>> {
+    const [[, total], [, ids]] = await this.redis.multi()
+      .zcard(this.key('webhooks'))
+      .zrevrange(this.key('webhooks'), opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    if (ids.length === 0) return { items: [], total }
+    const raws = await this.redis.mget(ids.map((id) => this.webhookKey(id)))
+    return { items: raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as WebhookRecord), total }
+  }
+
+  async updateWebhook (id: string, patch: WebhookPatch): Promise<WebhookRecord | null> {
+    const key = this.webhookKey(id)
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const raw = await this.redis.get(key)
+      if (raw === null) return null
+      const next = { ...JSON.parse(raw) as WebhookRecord, ...patch }
+      const r = await this.redis.vulnscanReplaceIf(key, raw, JSON.stringify(next))
+      if (r === -1) return null
+      if (r === 1) return next
+    }
+    throw new Error(`webhook '${id}' kept changing; try again`)
+  }
+
+  async deleteWebhook (id: string): Promise<boolean> {
+    const [[, n]] = await this.redis.multi()
+      .del(this.webhookKey(id))
+      .unlink(this.webhookKey(id, 'deliveries'))
+      .zrem(this.key('webhooks'), id)
+      .exec() as [[null, number], unknown, unknown]
+    return n === 1
+  }
+
+  async appendWebhookDelivery (delivery: WebhookDelivery): Promise<void> {
+    // A log outliving its webhook would never be deleted: written only while the webhook exists.
+    if (await this.redis.exists(this.webhookKey(delivery.webhookId)) === 0) return
+    await this.redis.multi()
+      .lpush(this.webhookKey(delivery.webhookId, 'deliveries'), JSON.stringify(delivery))
+      .ltrim(this.webhookKey(delivery.webhookId, 'deliveries'), 0, WEBHOOK_DELIVERIES_KEPT - 1)
+      .exec()
+  }
+
+  async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
+    const key = this.webhookKey(webhookId, 'deliveries')
+    const [[, total], [, raws]] = await this.redis.multi()
+      .llen(key)
+      .lrange(key, opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    return { items: raws.map((r) => JSON.parse(r) as WebhookDelivery), total }
   }
 }
