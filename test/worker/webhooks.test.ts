@@ -6,6 +6,8 @@ import { backends, build, SERVICE_KEY } from '../helper'
 import { spawnWorker } from '../support/worker-process'
 import { freePort, loopbackAddress } from '../support/loopback'
 import { startReceiver } from '../support/webhook-receiver'
+import { startFakeNvd } from '../support/fake-nvd'
+import { createServer } from 'node:net'
 
 const auth = { 'x-api-key': SERVICE_KEY }
 type Json = Record<string, any>
@@ -65,17 +67,63 @@ test('scan events reach a webhook, signed, retried after a 500', async (t) => {
 })
 
 test('a webhook whose address is refused at delivery is not retried and says why', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const rx = await startReceiver([204])
+      t.teardown(() => rx.close())
+      // Allowed when the webhook was made, denied when the event comes: the address is checked again at delivery.
+      const { app } = await build(t, backend, { WEBHOOK_ALLOW: '127.0.0.0/8', WEBHOOK_DENY: rx.host, WORKER_ENABLED: true, WEBHOOK_BACKOFF_MS: 50 })
+      const at = new Date().toISOString()
+      await app.store.createWebhook({ id: 'wh-1', url: rx.url, events: ['scan.cancelled'], filter: {}, format: 'json', enabled: true, description: '', secret: 's', createdAt: at, updatedAt: at, createdBy: 'service' })
+      await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'c1', targets: [{ value: loopbackAddress(), type: 'single_ip' }], options: { template: 'full' } } })
+      await app.inject({ method: 'DELETE', url: '/app/scan/c1', headers: auth })
+      let log: Json = { total: 0 }
+      for (let i = 0; i < 100 && log.total === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        log = (await app.inject({ url: '/admin/webhook/wh-1/deliveries', headers: auth })).json() as Json
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      log = (await app.inject({ url: '/admin/webhook/wh-1/deliveries', headers: auth })).json() as Json
+      t.equal(rx.received.length, 0, 'nothing sent')
+      t.equal(log.total, 1, 'one attempt, no retry')
+      t.match(log.items[0], { event: 'scan.cancelled', ok: false, statusCode: null, willRetry: false, error: new RegExp(`^refused: ${rx.host.replace(/\./g, '\\.')} is in WEBHOOK_DENY`) })
+    })
+  }
+})
+
+test('finding.new from a real scan: told once, for the findings the first scan found', async (t) => {
+  const nvd = await startFakeNvd({ rateLimit: null })
+  t.teardown(() => nvd.close())
+  // An SSH server that shows the OpenSSH 9.2p1 banner, on a random loopback address.
+  const host = loopbackAddress()
+  const ssh = createServer((socket) => { socket.on('error', () => {}); socket.end('SSH-2.0-OpenSSH_9.2p1\r\n') })
+  await new Promise<void>((resolve) => ssh.listen(0, host, () => resolve()))
+  t.teardown(() => new Promise<void>((resolve) => ssh.close(() => resolve())))
+  const port = (ssh.address() as { port: number }).port
   const rx = await startReceiver([204])
   t.teardown(() => rx.close())
-  // Allowed when the webhook was made, denied when the event comes: the address is checked again at delivery.
-  const { app } = await build(t, 'memory', { WEBHOOK_ALLOW: '127.0.0.0/8', WEBHOOK_DENY: rx.host, WORKER_ENABLED: true, WEBHOOK_BACKOFF_MS: 50 })
-  const at = new Date().toISOString()
-  await app.store.createWebhook({ id: 'wh-1', url: rx.url, events: ['scan.cancelled'], filter: {}, format: 'json', enabled: true, description: '', secret: 's', createdAt: at, updatedAt: at, createdBy: 'service' })
-  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'c1', targets: [{ value: loopbackAddress(), type: 'single_ip' }], options: { template: 'full' } } })
-  await app.inject({ method: 'DELETE', url: '/app/scan/c1', headers: auth })
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, WEBHOOK_ALLOW: '127.0.0.0/8' })
+  await app.inject({ method: 'POST', url: '/admin/webhook', headers: auth, payload: { url: rx.url, events: ['finding.new'], filter: { minSeverity: 'high' } } })
+  const waitEnd = async (id: string): Promise<Json> => {
+    for (let i = 0; i < 600; i++) {
+      const scan = (await app.inject({ url: `/app/scan/${id}`, headers: auth })).json() as Json
+      if (['completed', 'failed', 'cancelled'].includes(scan.status)) return scan
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error(`scan ${id} did not end`)
+  }
+  for (const id of ['first', 'second']) {
+    await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id, targets: [{ value: host, type: 'single_ip' }], options: { template: 'standard', ports: String(port) } } })
+    t.equal((await waitEnd(id)).status, 'completed')
+  }
+  const findings = (await app.inject({ url: `/vulnerability?host=${host}&limit=500`, headers: auth })).json() as Json
+  const high = (findings.items as Json[]).filter((f) => ['high', 'critical'].includes(f.severity) && f.status === 'open').map((f) => f.cveId).sort()
+  t.ok(high.length > 0, `the scan found high or critical findings (${high.length} of ${String(findings.total)})`)
+  await rx.waitFor(1)
   await new Promise((resolve) => setTimeout(resolve, 500))
-  t.equal(rx.received.length, 0, 'nothing sent')
-  const log = (await app.inject({ url: '/admin/webhook/wh-1/deliveries', headers: auth })).json() as Json
-  t.equal(log.total, 1, 'one attempt, no retry')
-  t.match(log.items[0], { event: 'scan.cancelled', ok: false, statusCode: null, willRetry: false, error: new RegExp(`^refused: ${rx.host.replace(/\./g, '\\.')} is in WEBHOOK_DENY`) })
+  t.equal(rx.received.length, 1, 'one event: the second scan found nothing new')
+  const event = JSON.parse(rx.received[0].body) as Json
+  t.match(event, { event: 'finding.new', host, scan: { id: 'first' } })
+  t.same((event.findings as Json[]).map((f) => f.cveId).sort(), high, 'exactly the high and critical findings')
+  t.ok((event.findings as Json[]).every((f) => f.port === port && f.product === 'OpenSSH'))
 })
