@@ -279,7 +279,7 @@ export interface paths {
         head?: never;
         /**
          * Change a schedule
-         * @description Changes the given fields (`scan` is replaced whole and checked with the scope of this key); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from then on); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         patch: operations["updateSchedule"];
         trace?: never;

@@ -117,6 +117,8 @@ export interface SchedulePatch {
   timezone?: string
   enabled?: boolean
   scan?: ScheduledScan
+  /** Set with `scan`: the scope of the key that chose the new targets, which the runs keep from then on. */
+  keyScope?: string[]
   updatedAt: string
 }
 

@@ -72,7 +72,17 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 `
 
+// Log a webhook delivery while the webhook exists (a log outliving it would never be deleted), keeping the newest.
+// KEYS: webhook record, its delivery list. ARGV: entry, entries kept.
+const APPEND_DELIVERY_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+return 1
+`
+
 type RedisWithCommands = Redis & {
+  vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
   vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
   vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
@@ -94,6 +104,7 @@ export class RedisStore implements Store {
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
       redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
+      redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
       redis.defineCommand('vulnscanReplaceIf', { numberOfKeys: 1, lua: REPLACE_IF_LUA })
       redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
     }
@@ -494,12 +505,7 @@ export class RedisStore implements Store {
   }
 
   async appendWebhookDelivery (delivery: WebhookDelivery): Promise<void> {
-    // A log outliving its webhook would never be deleted: written only while the webhook exists.
-    if (await this.redis.exists(this.webhookKey(delivery.webhookId)) === 0) return
-    await this.redis.multi()
-      .lpush(this.webhookKey(delivery.webhookId, 'deliveries'), JSON.stringify(delivery))
-      .ltrim(this.webhookKey(delivery.webhookId, 'deliveries'), 0, WEBHOOK_DELIVERIES_KEPT - 1)
-      .exec()
+    await this.redis.vulnscanAppendDelivery(this.webhookKey(delivery.webhookId), this.webhookKey(delivery.webhookId, 'deliveries'), JSON.stringify(delivery), WEBHOOK_DELIVERIES_KEPT)
   }
 
   async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {

@@ -119,7 +119,8 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'updateSchedule',
       tags: ['schedules'],
       summary: 'Change a schedule',
-      description: 'Changes the given fields (`scan` is replaced whole and checked with the scope of this key); the run history ' +
+      description: 'Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from ' +
+        'then on); the run history ' +
         'stays. `enabled: false` stops the runs; a scan already started goes on.',
       params: ScheduleIdParamsSchema,
       body: ref(SchedulePatchSchema),
@@ -132,7 +133,8 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
     const body = request.body
     if (body.cron !== undefined || body.timezone !== undefined) checkCron(body.cron ?? current.cron, body.timezone ?? current.timezone)
     if (body.scan !== undefined) checkScan(body.scan, request.principal)
-    const updated = await fastify.store.updateSchedule(id, { ...body, updatedAt: new Date().toISOString() })
+    const keyScope = body.scan === undefined ? {} : { keyScope: [...(request.principal?.scope ?? [])] }
+    const updated = await fastify.store.updateSchedule(id, { ...body, ...keyScope, updatedAt: new Date().toISOString() })
     if (updated === null) throw new NotFoundError(`No schedule with id '${id}'`)
     await arm(updated, id, request.log)
     request.log.info({ scheduleId: id, enabled: updated.enabled }, 'schedule changed')
