@@ -68,7 +68,17 @@ export interface ScheduleRunnerLogger {
 /** What one due time does: claim it in the store, then start its scan (or record it skipped). */
 export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, timer: ScheduleTimer, log: ScheduleRunnerLogger }): (scheduleId: string, dueAt: Date) => Promise<void> {
   const { store, queue, timer, log } = deps
+  // A failure is said here and thrown on: BullMQ tries the due time again, and the claim makes that safe.
   return async (scheduleId, dueAt) => {
+    try {
+      await runDue(scheduleId, dueAt)
+    } catch (err) {
+      log.warn({ scheduleId, dueAt: dueAt.toISOString(), err: { message: (err as Error).message } }, 'scheduled run failed')
+      throw err
+    }
+  }
+
+  async function runDue (scheduleId: string, dueAt: Date): Promise<void> {
     const scanId = scheduledScanId(scheduleId, dueAt)
     const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId)
     switch (claim.outcome) {

@@ -21,8 +21,12 @@ test('embedded default: one scan per due time, each carrying scheduleId', async 
   const s = (await app.inject({ method: 'POST', url: '/app/schedule', headers: auth, payload: { cron: '* * * * * *', scan: await scanBody() } })).json() as Json
   await sleep(4200)
   await app.inject({ method: 'PATCH', url: `/app/schedule/${String(s.id)}`, headers: auth, payload: { enabled: false } })
-  await sleep(1500)
-  const scans = ((await app.inject({ url: '/app/scan?limit=100', headers: auth })).json() as Json).items.filter((x: Json) => x.scheduleId === s.id)
+  let scans: Json[] = []
+  for (let i = 0; i < 150; i++) {
+    await sleep(100)
+    scans = ((await app.inject({ url: '/app/scan?limit=100', headers: auth })).json() as Json).items.filter((x: Json) => x.scheduleId === s.id)
+    if (scans.every((x) => ['completed', 'failed', 'cancelled'].includes(x.status))) break
+  }
   const after = (await app.inject({ url: `/app/schedule/${String(s.id)}`, headers: auth })).json() as Json
   const dues = scans.map((x: Json) => Number(String(x.id).split('.').pop())).sort()
   t.ok(dues.length >= 3, `at least 3 runs in about 4 s (${dues.length}, ${String(after.skippedTotal)} skipped)`)
@@ -63,7 +67,7 @@ test('Redis: a schedule fires exactly once per due time across two worker proces
   const third = spawnWorker(env)
   workers.push(third)
   await third.ready()
-  await sleep(3200)
+  await sleep(4200)
   await app.inject({ method: 'PATCH', url: `/app/schedule/${String(s.id)}`, headers: auth, payload: { enabled: false } })
   await sleep(1500)
 
