@@ -89,9 +89,24 @@ function distroNote (service: ServiceInfo, pkg: DistroPackage | null): string {
     (pkg?.version === null || pkg === null ? 'The banner does not show the package revision, so its security tracker cannot decide.' : 'Its security tracker has no entry for this CVE.')
 }
 
+function prefixNote (version: string): string {
+  return `The wire shows only ${version} of the version, and the running ${version}.x release may fall on either side of this CVE's affected range: check the installed version.`
+}
+
+/**
+ * Whether a range bound begins with a version the wire showed only the leading parts of (`7.1` against
+ * `< 7.1.3`): the running release may fall on either side of it.
+ */
+export function boundUndecided (c: CpeCriterion, shown: string): boolean {
+  const bounds = [c.versionStartIncluding, c.versionStartExcluding, c.versionEndIncluding, c.versionEndExcluding]
+  const v = shown.toLowerCase()
+  return bounds.some((b) => b !== undefined && (b.toLowerCase() === v || b.toLowerCase().startsWith(`${v}.`)))
+}
+
 /** Confidence of an NVD match before the distribution data is heard. */
 function nvdConfidence (service: ServiceInfo, match: CveMatch, pkg: DistroPackage | null): { confidence: Confidence, note: string | null } {
   if (match.productOnly === true || service.version === undefined) return { confidence: 'low', note: NO_VERSION_NOTE }
+  if (service.versionPrefix === true && boundUndecided(match.criterion, service.version)) return { confidence: 'low', note: prefixNote(service.version) }
   if (service.distro !== undefined || pkg !== null) return { confidence: 'medium', note: distroNote(service, pkg) }
   if (match.confidence === 'platform') {
     return { confidence: 'medium', note: `Applies only when running on ${(match.requiresPlatform ?? []).join(' or ') || 'a specific platform'}, which a network scan cannot confirm.` }
@@ -154,12 +169,13 @@ function fromCve5 (service: ServiceInfo, cpe: string, hit: Cve5Hit, nvd: CveReco
     reason: `${service.version ?? 'no version'} ${hit.status} per ${hit.rule}`,
     source: who,
     rule: hit.rule,
-    // Only the record's default status says so (no listed range covers the version): a lead, not a finding.
-    observed: hit.confidence === 'low' ? 'potential' : 'open',
+    // Only the record's default status says so (no listed range covers the version), or the wire showed only
+    // the leading parts of the version: a lead, not a finding.
+    observed: hit.confidence === 'low' || service.versionPrefix === true ? 'potential' : 'open',
     distribution: null,
     // CNA-only ranges are never high: the NVD has not analysed them.
-    confidence: hit.confidence,
-    confidenceNote: hit.note,
+    confidence: service.versionPrefix === true ? 'low' : hit.confidence,
+    confidenceNote: service.versionPrefix === true && service.version !== undefined ? prefixNote(service.version) : hit.note,
     evidence: evidenceOf(service),
     requiresPlatform: hit.platforms ?? []
   }

@@ -1,39 +1,27 @@
-// Service and version detection on one open TCP port.
+// Service and version detection on one open TCP port: the engine that runs the probe registry
+// (./probes/index.ts). It knows no protocol; each probe's descriptor says where it applies and
+// how it talks.
 //
 // Order of work, chosen so the common cases cost one connection and no idle waiting:
-// 1. Ports whose protocol speaks first (SSH, FTP, SMTP, MySQL, NATS, …) and ports with no known
-//    protocol: connect and wait for a banner. Ports whose protocol waits for the client (Redis,
-//    PostgreSQL, AMQP, HTTP, …) skip the wait and get their own probe at once.
+// 1. Ports whose protocol speaks first and ports that no probe claims: connect and wait for a
+//    banner. Ports whose protocol waits for the client skip the wait and get their probe at once.
 // 2. The port's own probe (TLS first on TLS ports, then the protocol inside).
 // 3. Fallback probes, each on its own connection and run side by side, so a port that answers
-//    nothing costs one probe timeout rather than one per probe. Results are taken in priority
+//    nothing costs one probe timeout rather than one per probe. Results are taken in registry
 //    order; a lower-priority reply only wins when it says more (a version beats a bare name).
-// Every reply, whichever probe provoked it, is also checked against all banner signatures: a
+// Every reply, whichever probe provoked it, is also checked against all registered signatures: a
 // NATS server answers an HTTP probe with its INFO line, RabbitMQ answers it with an AMQP header.
-// 'light' waits less and falls back only to TLS and HTTP; 'full' tries every probe and, on SMTP,
-// IMAP, POP3 and FTP, upgrades with STARTTLS to report the certificate.
+// 'light' waits less and falls back only to the probes marked for it; 'full' tries every probe
+// and upgrades text protocols that declare a STARTTLS dialogue to report the certificate.
 
-import net from 'node:net'
+import { setMaxListeners } from 'node:events'
 import { cpesFor } from '../cpe/aliases'
+import { Conn } from './conn'
 import { openTls } from './tls'
 import type { ServiceInfo, TlsInfo } from './types'
-import { joinInfo, MAX_REPLY_BYTES, printable, type ProbeIO, type ProbeMatch } from './probes/common'
-import * as amqp from './probes/amqp'
-import * as epmd from './probes/epmd'
-import * as ftp from './probes/ftp'
-import * as http from './probes/http'
-import * as imap from './probes/imap'
-import * as memcached from './probes/memcached'
-import * as mongodb from './probes/mongodb'
-import * as mqtt from './probes/mqtt'
-import * as mysql from './probes/mysql'
-import * as nats from './probes/nats'
-import * as pop3 from './probes/pop3'
-import * as postgresql from './probes/postgresql'
-import * as redis from './probes/redis'
-import * as smtp from './probes/smtp'
-import * as ssh from './probes/ssh'
-import * as tlsProbe from './probes/tls'
+import { joinInfo, printable, type ProbeMatch } from './probes/common'
+import type { ProbeDescriptor, ProbeOutcome, ProbeSession } from './probes/descriptor'
+import { REGISTRY, type Registry } from './probes/index'
 
 export interface DetectOptions {
   host: string
@@ -42,6 +30,8 @@ export interface DetectOptions {
   signal?: AbortSignal
   /** Budget for the whole detection; defaults to 8 s (light) or 20 s (full). */
   timeoutMs?: number
+  /** The probes to run (tests); the full registry by default. */
+  registry?: Registry
 }
 
 interface Timing {
@@ -60,130 +50,6 @@ const TIMING: Record<DetectOptions['level'], Timing> = {
   full: { total: 20000, connect: 3000, banner: 4000, probe: 3000, idle: 500 }
 }
 
-/** Ports whose usual protocol speaks first: wait for the banner there before sending anything. */
-const SERVER_FIRST_PORTS = new Set([
-  ...ssh.ports, ...ftp.ports, ...smtp.ports.filter((p) => p !== 465), 110, 143, ...mysql.ports, ...nats.ports,
-  23, 119, 194, 6667, 5900, 5901
-])
-
-/** TLS ports where the protocol inside is HTTP, so no banner wait after the handshake. */
-const HTTPS_PORTS = new Set([443, 4443, 5986, 6443, 8443, 9443, 10250, 2376])
-
-/** A connection with bounded buffering and one reader at a time. */
-class Conn implements ProbeIO {
-  private pending: Buffer[] = []
-  private pendingLen = 0
-  private received = 0
-  closed = false
-  private wake: (() => void) | null = null
-
-  private readonly onData = (chunk: Buffer): void => {
-    const room = MAX_REPLY_BYTES - this.received
-    if (room <= 0) return
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
-    this.received += kept.length
-    this.pending.push(kept)
-    this.pendingLen += kept.length
-    this.wake?.()
-  }
-
-  private readonly onEnd = (): void => { this.closed = true; this.wake?.() }
-
-  constructor (readonly socket: net.Socket, private readonly signal: AbortSignal) {
-    socket.on('data', this.onData)
-    socket.on('end', this.onEnd)
-    socket.on('close', this.onEnd)
-    socket.on('error', this.onEnd)
-  }
-
-  static open (host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<Conn | null> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve(null)
-      const socket = net.connect({ host, port })
-      socket.setNoDelay(true)
-      let done = false
-      const finish = (ok: boolean): void => {
-        if (done) return
-        done = true
-        clearTimeout(timer)
-        signal.removeEventListener('abort', onAbort)
-        socket.removeListener('error', onError)
-        if (!ok) {
-          socket.destroy()
-          return resolve(null)
-        }
-        resolve(new Conn(socket, signal))
-      }
-      const onError = (): void => finish(false)
-      const onAbort = (): void => finish(false)
-      const timer = setTimeout(() => finish(false), timeoutMs)
-      signal.addEventListener('abort', onAbort, { once: true })
-      socket.on('error', onError)
-      socket.once('connect', () => finish(true))
-    })
-  }
-
-  write (data: Buffer): void {
-    if (!this.closed && !this.socket.destroyed) this.socket.write(data)
-  }
-
-  get full (): boolean {
-    return this.received >= MAX_REPLY_BYTES
-  }
-
-  read (done: (reply: Buffer) => boolean, timeoutMs: number, idleMs = 0): Promise<Buffer> {
-    return new Promise((resolve) => {
-      let idleTimer: NodeJS.Timeout | undefined
-      const take = (): Buffer => {
-        const out = Buffer.concat(this.pending, this.pendingLen)
-        this.pending = []
-        this.pendingLen = 0
-        return out
-      }
-      const finish = (): void => {
-        clearTimeout(timer)
-        clearTimeout(idleTimer)
-        this.wake = null
-        this.signal.removeEventListener('abort', finish)
-        resolve(take())
-      }
-      const check = (): void => {
-        if (this.closed || this.full || this.signal.aborted) return finish()
-        if (this.pendingLen > 0) {
-          const buf = Buffer.concat(this.pending, this.pendingLen)
-          this.pending = [buf]
-          if (done(buf)) return finish()
-          if (idleMs > 0) {
-            clearTimeout(idleTimer)
-            idleTimer = setTimeout(finish, idleMs)
-          }
-        }
-      }
-      const timer = setTimeout(finish, Math.max(0, timeoutMs))
-      this.signal.addEventListener('abort', finish, { once: true })
-      this.wake = check
-      check()
-    })
-  }
-
-  /** Hand the raw socket over (to a TLS wrapper); this Conn stops reading but still owns closing it. */
-  release (): net.Socket {
-    this.socket.removeListener('data', this.onData)
-    this.socket.removeListener('end', this.onEnd)
-    this.socket.removeListener('close', this.onEnd)
-    this.socket.removeListener('error', this.onEnd)
-    // The TLS layer reports errors on its own socket; the raw one must not crash the process.
-    this.socket.on('error', () => {})
-    this.closed = true
-    return this.socket
-  }
-
-  close (): void {
-    this.socket.destroy()
-    this.closed = true
-  }
-}
-
 interface Found {
   match: ProbeMatch
   reply: Buffer
@@ -196,8 +62,9 @@ interface Ctx {
   host: string
   port: number
   timing: Timing
+  registry: Registry
   signal: AbortSignal
-  conns: Set<Conn | { close: () => void }>
+  conns: Set<{ close: () => void }>
   /** Longest reply seen that nothing recognised, kept as the banner of an unknown service. */
   unknownReply: Buffer
   deadline: number
@@ -217,23 +84,14 @@ function noteUnknown (ctx: Ctx, reply: Buffer): void {
   if (reply.length > ctx.unknownReply.length) ctx.unknownReply = reply
 }
 
-/**
- * Whether a banner is complete: MySQL's greeting by its packet length (its protocol-version byte
- * is a newline), multi-line `NNN-` greetings at their last line, anything else at a line end.
- */
-function bannerComplete (reply: Buffer): boolean {
-  if (reply.length >= 5 && reply[3] === 0 && (reply[4] === 0x0a || reply[4] === 0xff)) return mysql.complete(reply)
-  if (/^\d{3}-/.test(reply.subarray(0, 4).toString('latin1'))) return ftp.complete(reply)
+/** Whether a banner is complete: by the framing of a protocol that claims it, else at a line end. */
+function bannerComplete (registry: Registry, reply: Buffer): boolean {
+  for (const p of registry.probes) if (p.banner?.claims(reply)) return p.banner.complete(reply)
   return reply.includes(0x0a)
 }
 
-/** Signatures tried on every reply, whatever was sent, most specific first. */
-function recognise (reply: Buffer, port: number): ProbeMatch | null {
-  if (!reply.length) return null
-  return ssh.parse(reply) ?? mysql.parse(reply) ?? nats.parse(reply) ?? imap.parse(reply) ??
-    pop3.parse(reply) ?? smtp.parse(reply, port) ?? ftp.parse(reply, port) ?? amqp.parse(reply) ??
-    http.parse(reply) ?? tlsProbe.parse(reply) ?? postgresql.parse(reply) ?? mongodb.parse(reply) ??
-    mqtt.parseConnack(reply) ?? memcached.parse(reply) ?? redis.parse(reply)
+function recognise (ctx: Ctx, reply: Buffer): ProbeMatch | null {
+  return ctx.registry.recognise(reply, ctx.port)?.match ?? null
 }
 
 function found (match: ProbeMatch | null, reply: Buffer, ctx: Ctx): Found | null {
@@ -241,70 +99,91 @@ function found (match: ProbeMatch | null, reply: Buffer, ctx: Ctx): Found | null
     noteUnknown(ctx, reply)
     return null
   }
-  const { accepted: _accepted, ...rest } = match as ProbeMatch & { accepted?: boolean }
-  const body = reply.toString('latin1')
-  const hint = rest.service === 'tls' ||
-    /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server/i.test(body)
-  return { match: rest, reply, tlsHint: hint }
+  const handshake = ctx.registry.handshake
+  const hint = (handshake !== undefined && match.service === handshake.name) ||
+    ctx.registry.probes.some((p) => p.hintsTls?.(reply) === true)
+  return { match: { ...match }, reply, tlsHint: hint }
+}
+
+/** The descriptor behind a match (its service is the probe's name, or that name inside TLS). */
+function probeOf (ctx: Ctx, service: string): ProbeDescriptor | undefined {
+  return ctx.registry.byName.get(service) ?? ctx.registry.probes.find((p) => p.tlsService === service)
 }
 
 /** Politeness for text protocols: say goodbye so the server logs a normal session end. */
-function farewell (c: Conn, service: string): void {
-  if (service === 'ftp' || service === 'smtp' || service === 'pop3') c.write(Buffer.from('QUIT\r\n'))
-  else if (service === 'imap') c.write(Buffer.from('a1 LOGOUT\r\n'))
+function farewell (c: Conn, ctx: Ctx, service: string): void {
+  const bye = probeOf(ctx, service)?.farewell
+  if (bye) c.write(bye)
 }
 
-/** Read and identify a banner on `c`; settles an FTP-or-SMTP `220` with EHLO. */
-async function readBanner (c: Conn, ctx: Ctx, waitMs: number): Promise<{ reply: Buffer, found: Found | null }> {
-  const reply = await c.read(bannerComplete, remaining(ctx, waitMs), ctx.timing.idle)
+/** A second TLS connection, for a conversation that needs one inside TLS. */
+async function openSecure (ctx: Ctx): Promise<Conn | null> {
+  const wrapped = await openTls({ host: ctx.host, port: ctx.port, timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
+  if (!wrapped) return null
+  const c = new Conn(wrapped.socket, ctx.signal)
+  ctx.conns.add(c)
+  return c
+}
+
+function session (ctx: Ctx, secure = false): ProbeSession {
+  return {
+    host: ctx.host,
+    port: ctx.port,
+    signal: ctx.signal,
+    idleMs: ctx.timing.idle,
+    secure,
+    wait: (capMs) => remaining(ctx, Math.min(capMs ?? ctx.timing.probe, ctx.timing.probe)),
+    open: async () => secure ? await openSecure(ctx) : await open(ctx),
+    recognise: (reply) => recognise(ctx, reply)
+  }
+}
+
+/** Run a probe's exchange on `c`: its conversation, or its one request and reply. */
+async function exchange (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false): Promise<ProbeOutcome | null> {
+  if (p.converse) return await p.converse(c, session(ctx, secure))
+  if (!p.request) return null
+  c.write(p.request({ host: ctx.host, port: ctx.port }))
+  const reply = await c.read(p.complete ?? ((r) => r.includes(0x0a)), remaining(ctx, ctx.timing.probe), ctx.timing.idle)
+  return { match: p.parse?.(reply, ctx.port) ?? null, reply }
+}
+
+async function runOn (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false): Promise<Found | null> {
+  const out = await exchange(p, c, ctx, secure)
+  if (!out) return null
+  return found(out.match ?? recognise(ctx, out.reply), out.reply, ctx)
+}
+
+/**
+ * Read and identify a banner on `c`. A banner no signature claims may get one clarifying
+ * question (FTP or SMTP?); a recognised banner without a version may lead into its protocol's
+ * conversation on the same connection.
+ */
+async function readBanner (c: Conn, ctx: Ctx, waitMs: number, secure = false): Promise<{ reply: Buffer, found: Found | null }> {
+  const reply = await c.read((r) => bannerComplete(ctx.registry, r), remaining(ctx, waitMs), ctx.timing.idle)
   if (!reply.length) return { reply, found: null }
-  let match = recognise(reply, ctx.port)
-  if (!match && /^220[ -]/.test(reply.toString('latin1')) && !c.closed) {
-    c.write(smtp.ehlo)
-    const answer = await c.read((r) => smtp.complete(r), remaining(ctx, ctx.timing.probe))
-    match = smtp.parseEhlo(answer)
-      ? smtp.parse(reply, smtp.ports[0])
-      : /^5\d\d/.test(answer.toString('latin1')) ? ftp.parse(reply, ftp.ports[0]) : null
+  const hit = ctx.registry.recognise(reply, ctx.port)
+  let match = hit?.match ?? null
+  if (!match && !c.closed) {
+    const q = ctx.registry.probes.find((p) => p.clarify?.applies(reply))?.clarify
+    if (q) {
+      c.write(q.send)
+      const answer = await c.read(q.done, remaining(ctx, ctx.timing.probe))
+      match = q.decide(reply, answer)
+    }
+  }
+  if (hit && !hit.match.version && hit.probe.continueAfterBanner && hit.probe.converse && !c.closed) {
+    const more = await hit.probe.converse(c, session(ctx, secure))
+    if (more.match && (more.match.product || more.match.version)) {
+      return { reply, found: found(more.match, Buffer.concat([reply, more.reply]), ctx) }
+    }
   }
   return { reply, found: found(match, reply, ctx) }
 }
 
-interface StartTlsDialogue {
-  /** Capability request and the sign in its answer that STARTTLS is offered. */
-  ask?: { send: Buffer, done: (r: Buffer) => boolean, offered: RegExp }
-  command: Buffer
-  done: (r: Buffer) => boolean
-  ok: RegExp
-}
-
-const lastLine = (re: RegExp) => (r: Buffer): boolean => re.test(r.toString('latin1'))
-
-/** How each text protocol asks to upgrade the connection (RFC 3207, 9051, 2595, 4217). */
-const STARTTLS: Record<string, StartTlsDialogue> = {
-  smtp: {
-    ask: { send: smtp.ehlo, done: lastLine(/^\d{3} [^\n]*\n/m), offered: /^250[ -]STARTTLS\b/mi },
-    command: Buffer.from('STARTTLS\r\n'),
-    done: lastLine(/^\d{3} [^\n]*\n/m),
-    ok: /^220 /
-  },
-  imap: {
-    ask: { send: Buffer.from('a0 CAPABILITY\r\n'), done: lastLine(/^a0 (OK|NO|BAD)\b[^\n]*\n/mi), offered: /\bSTARTTLS\b/i },
-    command: Buffer.from('a1 STARTTLS\r\n'),
-    done: lastLine(/^a1 (OK|NO|BAD)\b[^\n]*\n/mi),
-    ok: /^a1 OK\b/mi
-  },
-  pop3: {
-    ask: { send: Buffer.from('CAPA\r\n'), done: lastLine(/^(\.|-ERR[^\n]*)\r?\n/m), offered: /^STLS\b/mi },
-    command: Buffer.from('STLS\r\n'),
-    done: lastLine(/^[+-][^\n]*\n/m),
-    ok: /^\+OK/
-  },
-  ftp: { command: Buffer.from('AUTH TLS\r\n'), done: lastLine(/^\d{3} [^\n]*\n/m), ok: /^234 / }
-}
-
 /** Upgrade an identified text-protocol connection with STARTTLS; the certificate when it works. */
-async function startTls (c: Conn, service: string, ctx: Ctx): Promise<TlsInfo | undefined> {
-  const d = STARTTLS[service]
+async function startTls (c: Conn, p: ProbeDescriptor, ctx: Ctx): Promise<TlsInfo | undefined> {
+  const d = p.starttls
+  if (!d) return undefined
   if (d.ask) {
     c.write(d.ask.send)
     const caps = await c.read(d.ask.done, remaining(ctx, ctx.timing.probe))
@@ -313,152 +192,45 @@ async function startTls (c: Conn, service: string, ctx: Ctx): Promise<TlsInfo | 
   c.write(d.command)
   const answer = await c.read(d.done, remaining(ctx, ctx.timing.probe))
   if (!d.ok.test(answer.toString('latin1')) || c.closed) return undefined
-  const session = await openTls({ host: ctx.host, port: ctx.port, socket: c.release(), timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
-  if (!session) return undefined
-  session.socket.destroy()
-  return session.info
+  const wrapped = await openTls({ host: ctx.host, port: ctx.port, socket: c.release(), timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
+  if (!wrapped) return undefined
+  wrapped.socket.destroy()
+  return wrapped.info
 }
 
-type ProbeRun = (c: Conn, ctx: Ctx) => Promise<Found | null>
-
-interface ClientProbe {
-  name: string
-  ports: number[]
-  /** Runs on a fresh plain connection. */
-  run?: ProbeRun
-  /** Opens its own connection instead (the TLS handshake). */
-  runAlone?: (ctx: Ctx) => Promise<Found | null>
-}
-
-/** Send one request and identify the reply. */
-function simple (request: (ctx: Ctx) => Buffer, complete: (r: Buffer) => boolean, parse: (r: Buffer) => ProbeMatch | null): ProbeRun {
-  return async (c, ctx) => {
-    c.write(request(ctx))
-    const reply = await c.read(complete, remaining(ctx, ctx.timing.probe), ctx.timing.idle)
-    return found(parse(reply) ?? recognise(reply, ctx.port), reply, ctx)
-  }
-}
-
-const redisProbe: ClientProbe = {
-  name: 'redis', ports: redis.ports, run: simple(() => redis.request, redis.complete, redis.parse)
-}
-
-const postgresProbe: ClientProbe = {
-  name: 'postgresql',
-  ports: postgresql.ports,
-  run: async (c, ctx) => {
-    c.write(postgresql.request)
-    const reply = await c.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
-    let m = postgresql.parse(reply)
-    if (m && /no authentication required/.test(m.extraInfo ?? '')) c.write(postgresql.terminate)
-    if (m && !m.version && !ctx.signal.aborted) {
-      // No exact version: a refused protocol version on a second connection narrows the range.
-      const c2 = await open(ctx)
-      if (c2) {
-        c2.write(postgresql.negotiationProbe)
-        const neg = await c2.read(postgresql.complete, remaining(ctx, ctx.timing.probe))
-        c2.close()
-        m = postgresql.parse(reply, neg) ?? m
-      }
-    }
-    return found(m ?? recognise(reply, ctx.port), reply, ctx)
-  }
-}
-
-const amqpProbe: ClientProbe = {
-  name: 'amqp', ports: amqp.ports.filter((p) => p !== 5671), run: simple(() => amqp.request, amqp.complete, amqp.parse)
-}
-
-const mqttProbe: ClientProbe = {
-  name: 'mqtt',
-  ports: mqtt.ports.filter((p) => p !== 8883),
-  run: async (c, ctx) => {
-    c.write(mqtt.request)
-    const reply = await c.read(mqtt.completeConnack, remaining(ctx, ctx.timing.probe))
-    const connack = mqtt.parseConnack(reply)
-    if (!connack) return found(recognise(reply, ctx.port), reply, ctx)
-    const { accepted, ...base } = connack
-    if (!accepted) return found(base, reply, ctx)
-    // Mosquitto publishes its version on a retained $SYS topic; other brokers stay silent.
-    c.write(mqtt.subscribePacket())
-    const more = await c.read(mqtt.completeVersion, remaining(ctx, Math.min(ctx.timing.probe, 1500)))
-    c.write(mqtt.disconnect)
-    const version = mqtt.parseVersion(more)
-    const all = Buffer.concat([reply, more])
-    return found(version ? { ...version, extraInfo: base.extraInfo } : base, all, ctx)
-  }
-}
-
-const mongoProbe: ClientProbe = {
-  name: 'mongodb',
-  ports: mongodb.ports,
-  run: async (c, ctx) => {
-    c.write(mongodb.request)
-    const reply = await c.read(mongodb.complete, remaining(ctx, ctx.timing.probe))
-    const hello = mongodb.parse(reply)
-    if (!hello) return found(recognise(reply, ctx.port), reply, ctx)
-    if (hello.version || !mongodb.supportsOpMsg(reply)) return found(hello, reply, ctx)
-    c.write(mongodb.buildInfoMsg())
-    const more = await c.read(mongodb.complete, remaining(ctx, ctx.timing.probe))
-    const build = mongodb.parseBuildInfo(more)
-    return found(build ? { ...build, extraInfo: hello.extraInfo ?? build.extraInfo } : hello, reply, ctx)
-  }
-}
-
-const memcachedProbe: ClientProbe = {
-  name: 'memcached', ports: memcached.ports, run: simple(() => memcached.request, memcached.complete, memcached.parse)
-}
-
-const epmdProbe: ClientProbe = {
-  name: 'epmd',
-  ports: epmd.ports,
-  run: simple(() => epmd.request, (r) => r.length > 4 && r[r.length - 1] === 0x0a, epmd.parse)
-}
-
-const httpRun: ProbeRun = simple((ctx) => http.request(ctx.host, ctx.port), http.complete, http.parse)
-
-const httpProbe: ClientProbe = { name: 'http', ports: http.ports, run: httpRun }
-
-/** Inside TLS: the banner where one comes, otherwise the probe the port suggests, else HTTP. */
+/** Inside TLS: the protocol the port names, else a banner where one comes, else the TLS default (HTTP). */
 async function insideTls (c: Conn, ctx: Ctx, alpn?: string): Promise<Found | null> {
-  const inner = INNER_BY_PORT.get(ctx.port)
-  if (inner?.run) return await inner.run(c, ctx)
-  if (!HTTPS_PORTS.has(ctx.port) && alpn !== 'http/1.1') {
-    const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000))
-    if (f) {
-      farewell(c, f.match.service)
-      return f
-    }
-    if (reply.length || c.closed) return null
+  const inner = ctx.registry.insideTls.get(ctx.port)
+  if (inner && !inner.serverFirst && (inner.request || inner.converse)) return await runOn(inner, c, ctx, true)
+  const byAlpn = alpn !== undefined ? ctx.registry.probes.find((p) => p.alpn?.includes(alpn)) : undefined
+  if (byAlpn) return await runOn(byAlpn, c, ctx, true)
+  const { reply, found: f } = await readBanner(c, ctx, Math.min(ctx.timing.banner, 2000), true)
+  if (f) {
+    farewell(c, ctx, f.match.service)
+    return f
   }
-  return httpRun(c, ctx)
+  if (reply.length || c.closed) return null
+  // Silence: the port's own protocol when it can start the talk (IRC registers), else the default.
+  const fallback = inner?.converse ?? inner?.request ? inner : ctx.registry.probes.find((p) => p.tlsDefault)
+  return fallback ? await runOn(fallback, c, ctx, true) : null
 }
 
 async function tlsRun (ctx: Ctx): Promise<Found | null> {
-  const session = await openTls({ host: ctx.host, port: ctx.port, timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
-  if (!session) return null
-  const c = new Conn(session.socket, ctx.signal)
+  const wrapped = await openTls({ host: ctx.host, port: ctx.port, timeoutMs: remaining(ctx, ctx.timing.probe), signal: ctx.signal })
+  if (!wrapped) return null
+  const c = new Conn(wrapped.socket, ctx.signal)
   ctx.conns.add(c)
   let inner: Found | null
   try {
-    inner = await insideTls(c, ctx, session.alpn)
+    inner = await insideTls(c, ctx, wrapped.alpn)
   } finally {
     c.close()
   }
-  if (!inner) return { match: { service: 'tls' }, reply: Buffer.alloc(0), tls: session.info }
-  const service = inner.match.service === 'http' ? 'https' : inner.match.service
-  return { match: { ...inner.match, service }, reply: inner.reply, tls: session.info }
+  const name = (ctx.registry.handshake as ProbeDescriptor).name
+  if (!inner) return { match: { service: name }, reply: Buffer.alloc(0), tls: wrapped.info }
+  const service = ctx.registry.byName.get(inner.match.service)?.tlsService ?? inner.match.service
+  return { match: { ...inner.match, service }, reply: inner.reply, tls: wrapped.info }
 }
-
-const tlsClientProbe: ClientProbe = { name: 'tls', ports: tlsProbe.ports, runAlone: tlsRun }
-
-const CLIENT_PROBES: ClientProbe[] = [tlsClientProbe, httpProbe, redisProbe, postgresProbe, amqpProbe,
-  mqttProbe, mongoProbe, memcachedProbe, epmdProbe]
-
-/** The plain protocol a TLS port wraps when it is not HTTP and does not speak first. */
-const INNER_BY_PORT = new Map<number, ClientProbe>([[5671, amqpProbe], [8883, mqttProbe], [6380, redisProbe]])
-
-const LIGHT_FALLBACKS = ['tls', 'http']
 
 function score (f: Found | null): number {
   if (!f) return -1
@@ -467,14 +239,13 @@ function score (f: Found | null): number {
 }
 
 /** Run one probe on a fresh connection (or its own TLS one); never rejects. */
-async function attempt (p: ClientProbe, ctx: Ctx, reuse?: Conn | null): Promise<Found | null> {
+async function attempt (p: ProbeDescriptor, ctx: Ctx, reuse?: Conn | null): Promise<Found | null> {
   try {
-    if (p.runAlone) return await p.runAlone(ctx)
-    if (!p.run) return null
+    if (p.handshake) return await tlsRun(ctx)
     const c = reuse ?? await open(ctx)
     if (!c) return null
     try {
-      return await p.run(c, ctx)
+      return await runOn(p, c, ctx)
     } finally {
       c.close()
     }
@@ -487,7 +258,7 @@ async function attempt (p: ClientProbe, ctx: Ctx, reuse?: Conn | null): Promise<
  * Run probes side by side (at most `limit` at once) and take the best result: higher score wins,
  * ties go to the earlier probe; stop early once an earlier-settled prefix holds a versioned result.
  */
-async function race (probes: ClientProbe[], ctx: Ctx, limit: number): Promise<Found | null> {
+async function race (probes: ProbeDescriptor[], ctx: Ctx, limit: number): Promise<Found | null> {
   const results: Array<Found | null | undefined> = probes.map(() => undefined)
   let next = 0
   let best: Found | null = null
@@ -540,10 +311,20 @@ function toService (f: Found | null, ctx: Ctx): ServiceInfo {
   return info
 }
 
+/**
+ * The port's own probes: the TLS handshake on TLS-first ports, then the probes that list the port
+ * and can start the talk (a server-first protocol with a conversation runs it after a silent banner).
+ */
+function ownProbes (registry: Registry, port: number): ProbeDescriptor[] {
+  const plain = registry.clientFirst.filter((p) => !p.handshake && p.ports.includes(port))
+  return registry.tlsFirstPorts.has(port) && registry.handshake ? [registry.handshake, ...plain] : plain
+}
+
 async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
-  const own = CLIENT_PROBES.filter((p) => p.ports.includes(opts.port))
-  const tlsFirst = own.some((p) => p.runAlone)
-  const waitBanner = SERVER_FIRST_PORTS.has(opts.port) || own.length === 0
+  const { registry } = ctx
+  const own = ownProbes(registry, opts.port)
+  const tlsFirst = own.some((p) => p.handshake)
+  const waitBanner = registry.serverFirstPorts.has(opts.port) || own.length === 0
   const tried = new Set<string>()
   let best: Found | null = null
 
@@ -555,16 +336,17 @@ async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
     if (waitBanner) {
       const { reply, found: f } = await readBanner(first, ctx, ctx.timing.banner)
       if (f && !f.tlsHint) {
-        if (opts.level === 'full' && STARTTLS[f.match.service]) {
-          const info = await startTls(first, f.match.service, ctx)
+        const p = probeOf(ctx, f.match.service)
+        if (opts.level === 'full' && p?.starttls) {
+          const info = await startTls(first, p, ctx)
           if (info) {
             f.tls = info
             f.match.extraInfo = joinInfo(f.match.extraInfo, 'STARTTLS')
           } else {
-            farewell(first, f.match.service)
+            farewell(first, ctx, f.match.service)
           }
         } else {
-          farewell(first, f.match.service)
+          farewell(first, ctx, f.match.service)
         }
         first.close()
         return toService(f, ctx)
@@ -578,7 +360,7 @@ async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
   for (const p of own) {
     if (ctx.signal.aborted) break
     tried.add(p.name)
-    const f = await attempt(p, ctx, p.runAlone ? null : first)
+    const f = await attempt(p, ctx, p.handshake ? null : first)
     first = null
     if (score(f) > score(best)) best = f
     if (score(best) >= 1) return toService(best, ctx)
@@ -586,8 +368,8 @@ async function run (opts: DetectOptions, ctx: Ctx): Promise<ServiceInfo> {
   first?.close()
 
   // Phase 2: fallbacks side by side; a TLS hint from phase 1 puts the handshake first anyway.
-  const names = opts.level === 'light' ? LIGHT_FALLBACKS : CLIENT_PROBES.map((p) => p.name)
-  const fallbacks = CLIENT_PROBES.filter((p) => names.includes(p.name) && !tried.has(p.name))
+  const fallbacks = registry.clientFirst.filter((p) =>
+    !tried.has(p.name) && (opts.level === 'full' ? p.fallback !== undefined : p.fallback === 'light'))
   if (!ctx.signal.aborted && fallbacks.length) {
     const f = await race(fallbacks, ctx, fallbacks.length)
     if (score(f) > score(best)) best = f
@@ -603,6 +385,8 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
   const timing = TIMING[opts.level] ?? TIMING.light
   const total = opts.timeoutMs ?? timing.total
   const ac = new AbortController()
+  // Every probe run side by side listens for the end of the detection, several times over.
+  setMaxListeners(128, ac.signal)
   const onAbort = (): void => ac.abort()
   if (opts.signal?.aborted) return { service: 'unknown', cpe: [] }
   opts.signal?.addEventListener('abort', onAbort, { once: true })
@@ -611,6 +395,7 @@ export async function detectService (opts: DetectOptions): Promise<ServiceInfo> 
     host: opts.host,
     port: opts.port,
     timing,
+    registry: opts.registry ?? REGISTRY,
     signal: ac.signal,
     conns: new Set(),
     unknownReply: Buffer.alloc(0),

@@ -31,6 +31,20 @@ function dn (text: string | undefined): string | undefined {
   return text.split('\n').map((s) => s.trim()).filter(Boolean).join(', ')
 }
 
+/**
+ * Self-signed: its issuer is its own subject and its signature verifies with its own public key.
+ * Not `checkIssued()`, which also demands that the issuer's key usage allow certificate signing:
+ * most self-signed server certificates (key usage digitalSignature, keyEncipherment) fail that.
+ */
+export function isSelfSigned (cert: X509Certificate): boolean {
+  if (cert.subject !== cert.issuer) return false
+  try {
+    return cert.verify(cert.publicKey)
+  } catch {
+    return false
+  }
+}
+
 /** What a client learns about the server from its certificate and the negotiated session. */
 export function certificateInfo (cert: X509Certificate | undefined, protocol: string | null): TlsInfo {
   const info: TlsInfo = {}
@@ -42,14 +56,7 @@ export function certificateInfo (cert: X509Certificate | undefined, protocol: st
   const to = new Date(cert.validTo)
   if (!Number.isNaN(from.getTime())) info.notBefore = from.toISOString()
   if (!Number.isNaN(to.getTime())) info.notAfter = to.toISOString()
-  // Self-signed: issued by its own subject and verifiable with its own key.
-  let selfSigned = false
-  try {
-    selfSigned = cert.checkIssued(cert) && cert.verify(cert.publicKey)
-  } catch {
-    selfSigned = false
-  }
-  info.selfSigned = selfSigned
+  info.selfSigned = isSelfSigned(cert)
   for (const k of Object.keys(info) as Array<keyof TlsInfo>) if (info[k] === undefined) delete info[k]
   return info
 }

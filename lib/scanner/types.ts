@@ -39,6 +39,11 @@ export interface ServiceInfo {
   service: string
   product?: string
   version?: string
+  /**
+   * The wire shows only the leading parts of the version (InspIRCd's major release, Varnish's major.minor in
+   * `Via`, CUPS's major.minor in `Server`): a range bound that begins with them cannot be decided.
+   */
+  versionPrefix?: boolean
   extraInfo?: string
   /** Distribution packaging tag seen in the banner, e.g. 'deb12u3' or 'Ubuntu'. */
   distro?: string

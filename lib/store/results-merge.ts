@@ -1,8 +1,8 @@
 // The semantics of the results store, shared by both backends: how one host's scan write changes the host
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
-import { createHash } from 'node:crypto'
-import { addressSortKey, normalizeAddress } from '../addresses'
+import { hash } from 'node:crypto'
+import { addressSortKey } from '../addresses'
 import type { HostRecord, HostPort } from './types'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
@@ -19,12 +19,23 @@ const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive', 'fixed_by
 const USER_DECIDED = new Set<FindingStatus>(['accepted', 'false_positive'])
 /** Statuses the default lists leave out: nothing is open, and a list (or a CI gate) reading them would be misled. */
 export const HIDDEN_BY_DEFAULT: readonly FindingStatus[] = ['fixed_by_distribution', 'potential']
+const HIDDEN = new Set<FindingStatus>(HIDDEN_BY_DEFAULT)
+
+export function isHiddenByDefault (status: FindingStatus): boolean {
+  return HIDDEN.has(status)
+}
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
-  return createHash('sha256').update(`${address}|${port}|${cveId.toUpperCase()}`).digest('hex').slice(0, 24)
+  return findingDigest(address, port, cveId).slice(0, 24)
+}
+
+/** The hex digest whose first 24 digits are findingId, for a store that keeps ids as numbers. */
+export function findingDigest (address: string, port: number, cveId: string): string {
+  // One call, no Hash object (and its native context) per id.
+  return hash('sha256', `${address}|${port}|${cveId.toUpperCase()}`, 'hex')
 }
 
 function bounded (s: string): string {
@@ -140,16 +151,6 @@ export interface MergeResult {
 export function mergeHostWrite (existing: HostRecord | null, current: FindingRecord[], write: HostScanWrite, addressOverride?: string): MergeResult {
   const address = addressOverride ?? write.host.address
   const at = write.at
-  const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
-
-  const scanned = new Set(write.scannedPorts)
-  const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
-  const freshPorts = new Set(fresh.map((p) => p.port))
-  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
-  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
-
-  const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
-  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
 
   const byId = new Map(current.map((f) => [f.id, findingRecord(f)]))
   const counts = { newFindings: 0, fixed: 0, reopened: 0 }
@@ -168,16 +169,8 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
       continue
     }
     const later = Date.parse(at) >= Date.parse(prev.lastSeen)
-    let status = prev.status
-    if (status === 'fixed' && (prev.fixedAt === null || Date.parse(at) > Date.parse(prev.fixedAt))) {
-      // Seen again after a fix: reopened when it is open again, otherwise what the scan concluded.
-      status = nf.observed === 'open' ? 'reopened' : nf.observed
-      if (status === 'reopened') counts.reopened++
-    } else if (!USER_DECIDED.has(status) && status !== 'fixed' && later) {
-      // A user's decision stands; otherwise the newest scan says whether the distribution fixed it or a version showed.
-      if (nf.observed !== 'open') status = nf.observed
-      else if (status === 'fixed_by_distribution' || status === 'potential') status = 'open'
-    }
+    const status = seenAgainStatus(prev.status, prev.fixedAt === null ? null : Date.parse(prev.fixedAt), later, nf.observed, Date.parse(at))
+    if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
     byId.set(id, findingRecord({
       // The newest observation describes the finding (NVD data may have changed since).
       ...(later ? fromNew(nf, address) : prev),
@@ -203,7 +196,26 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const findings = [...byId.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  const host = hostRecord({
+  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts }
+}
+
+/**
+ * The host record after one host's scan write, given the tallies of its findings after the write: ports this
+ * scan covered are replaced, others kept; hostnames accumulate; the newest scan says whether the host is up.
+ */
+export function mergeHostRecord (existing: HostRecord | null, write: HostScanWrite, address: string, tallies: { findingsCount: number, maxSeverity: string | null }): HostRecord {
+  const at = write.at
+  const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
+  const scanned = new Set(write.scannedPorts)
+  const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
+  const freshPorts = new Set(fresh.map((p) => p.port))
+  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
+  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
+
+  const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
+  const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
+
+  return hostRecord({
     address,
     hostnames,
     up: newer ? write.host.up : existing.up,
@@ -212,9 +224,27 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
     lastScanId: newer ? write.scanId : existing.lastScanId,
     rttMs: newer ? (write.host.rttMs ?? existing?.rttMs) : existing.rttMs,
     ports,
-    ...hostTallies(findings)
+    ...tallies
   })
-  return { host, findings, counts }
+}
+
+/**
+ * The status of a finding a scan at `atMs` saw again: seen after its fix, it is reopened (or what the scan
+ * concluded); a user's decision stands; otherwise the newest scan (`later`) says whether the distribution fixed
+ * it or a version showed.
+ */
+export function seenAgainStatus (status: FindingStatus, fixedAtMs: number | null, later: boolean, observed: NewFinding['observed'], atMs: number): FindingStatus {
+  if (status === 'fixed' && (fixedAtMs === null || atMs > fixedAtMs)) return observed === 'open' ? 'reopened' : observed
+  if (!USER_DECIDED.has(status) && status !== 'fixed' && later) {
+    if (observed !== 'open') return observed
+    if (status === 'fixed_by_distribution' || status === 'potential') return 'open'
+  }
+  return status
+}
+
+/** Whether a later scan moves a finding of this status to fixed when it no longer sees it on a settled port. */
+export function isSettleable (status: FindingStatus): boolean {
+  return SETTLEABLE.has(status)
 }
 
 function fromNew (nf: NewFinding, address: string): NewFinding {
@@ -296,15 +326,33 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
 }
 
 export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolean {
-  if (q.severity !== undefined && f.severity !== q.severity) return false
-  if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false
-  if (q.minEpss !== undefined && (f.epss === null || f.epss.score < q.minEpss)) return false
-  if (q.kev !== undefined && (f.kev !== null) !== q.kev) return false
-  if (q.cveId !== undefined && f.cveId !== q.cveId.toUpperCase()) return false
-  if (q.host !== undefined && f.address !== q.host) return false
-  if (q.status !== undefined ? f.status !== q.status : HIDDEN_BY_DEFAULT.includes(f.status)) return false
-  if (q.confidence !== undefined && f.confidence !== q.confidence) return false
-  return true
+  return findingFilter(q)(f)
+}
+
+/**
+ * The test of findingMatches with the query's work done once (upper-cased CVE id, the default statuses), for
+ * backends that test many findings against one query.
+ */
+export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boolean {
+  const { severity, minCvss, minEpss, kev, host, status, confidence } = q
+  const cveId = q.cveId?.toUpperCase()
+  return (f) => {
+    if (status !== undefined ? f.status !== status : HIDDEN.has(f.status)) return false
+    if (severity !== undefined && f.severity !== severity) return false
+    if (minCvss !== undefined && (f.cvss === null || f.cvss < minCvss)) return false
+    if (minEpss !== undefined && (f.epss === null || f.epss.score < minEpss)) return false
+    if (kev !== undefined && (f.kev !== null) !== kev) return false
+    if (cveId !== undefined && f.cveId !== cveId) return false
+    if (host !== undefined && f.address !== host) return false
+    if (confidence !== undefined && f.confidence !== confidence) return false
+    return true
+  }
+}
+
+/** Whether a query filters by anything beyond the statuses the default lists leave out. */
+export function findingQueryFilters (q: FindingExportQuery): boolean {
+  return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
+    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

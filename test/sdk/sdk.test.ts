@@ -3,7 +3,6 @@
 // valid against the response schema), so a route that disagrees with its own document fails here.
 import { test } from 'tap'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { parse } from 'yaml'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'

@@ -3,8 +3,11 @@
 // with the header of the version it does speak and closes.
 
 import { clean, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [5672, 5671]
+export const ports = [5672]
+
+export const tlsPorts = [5671]
 
 export const request = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1])
 
@@ -112,4 +115,17 @@ export function parse (reply: Buffer): ProbeMatch | null {
     version: str('version'),
     extraInfo: joinInfo(`protocol ${major}-${minor}`, str('platform'), str('cluster_name') && `cluster ${str('cluster_name')}`)
   })
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'amqp',
+  ports,
+  tlsPorts,
+  fallback: 'full',
+  recognise: (reply) => parse(reply),
+  request: () => request,
+  complete,
+  parse: (reply) => parse(reply),
+  products: ['RabbitMQ'],
+  verbatimProducts: true
 }

@@ -11,12 +11,16 @@ export type ProbeMatch = Omit<ServiceInfo, 'cpe' | 'banner' | 'tls'>
  * (MQTT subscribe after CONNACK, MongoDB buildInfo after hello). The caller owns the socket.
  */
 export interface ProbeIO {
+  /** The peer closed (or the connection was handed over): nothing more will arrive. */
+  readonly closed: boolean
   write (data: Buffer): void
   /**
    * Bytes received since the previous read, once `done` says they are enough, the peer closes,
    * the buffer cap is reached or `timeoutMs` passes (then whatever arrived, possibly empty).
+   * With `idleMs`, a quiet gap that long after some bytes also ends the read.
    */
-  read (done: (reply: Buffer) => boolean, timeoutMs: number): Promise<Buffer>
+  read (done: (reply: Buffer) => boolean, timeoutMs: number, idleMs?: number): Promise<Buffer>
+  close (): void
 }
 
 /** Largest reply any parser looks at; readers stop buffering beyond it. */

@@ -3,6 +3,7 @@
 // (RabbitMQ's is `rabbit`).
 
 import { clean, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [4369]
 
@@ -18,4 +19,15 @@ export function parse (reply: Buffer): ProbeMatch | null {
   if (text.length && !/^name \S+ at port \d+\n/.test(text)) return null
   const nodes = [...text.matchAll(/^name (\S+) at port (\d+)$/gm)].map((m) => `${m[1]}:${m[2]}`)
   return clean({ service: 'epmd', product: 'Erlang Port Mapper Daemon', extraInfo: nodes.length ? `nodes ${nodes.join(', ')}` : undefined })
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'epmd',
+  ports,
+  fallback: 'full',
+  // Four bytes are too weak a signature to try on other probes' replies: only its own reply counts.
+  request: () => request,
+  complete: (r) => r.length > 4 && r[r.length - 1] === 0x0a,
+  parse: (reply) => parse(reply),
+  products: ['Erlang Port Mapper Daemon']
 }

@@ -1,6 +1,7 @@
 // FTP speaks first with a 220 greeting (RFC 959), single or multi-line (`220-` … `220 `).
 
 import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [21, 2121]
 
@@ -66,4 +67,17 @@ export function parse (reply: Buffer, port?: number): ProbeMatch | null {
   const first = lines(reply)[0]
   if (first && /^(421|530)[ -].*\bftp/i.test(first)) return clean({ service: 'ftp', extraInfo: joinInfo(first.slice(4)) })
   return null
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'ftp',
+  ports,
+  tlsPorts: [990],
+  serverFirst: true,
+  // A multi-line `220-` greeting ends at its `220 ` line, not at the first line end.
+  banner: { claims: (r) => /^\d{3}-/.test(r.subarray(0, 4).toString('latin1')), complete },
+  recognise: parse,
+  starttls: { command: Buffer.from('AUTH TLS\r\n'), done: (r) => /^\d{3} [^\n]*\n/m.test(r.toString('latin1')), ok: /^234 / },
+  farewell: Buffer.from('QUIT\r\n'),
+  products: PRODUCTS.map(([, product]) => product)
 }

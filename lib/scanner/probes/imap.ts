@@ -1,8 +1,11 @@
 // IMAP speaks first: `* OK [CAPABILITY …] greeting` or `* PREAUTH`/`* BYE` (RFC 9051).
 
 import { clean, distroTag, firstLine, joinInfo, matchProduct, type ProbeMatch, type ProductSignature } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [143, 993]
+export const ports = [143]
+
+export const tlsPorts = [993]
 
 const PRODUCTS: ProductSignature[] = [
   [/\bDovecot\b()/, 'Dovecot'],
@@ -35,4 +38,22 @@ export function parse (reply: Buffer): ProbeMatch | null {
   result.extraInfo = joinInfo(m[1].toUpperCase() === 'PREAUTH' && 'pre-authenticated',
     !!caps && /\bSTARTTLS\b/i.test(caps[1]) && 'STARTTLS offered')
   return clean(result)
+}
+
+const tagged = (tag: string) => (r: Buffer): boolean => new RegExp(`^${tag} (OK|NO|BAD)\\b[^\\n]*\\n`, 'mi').test(r.toString('latin1'))
+
+export const probe: ProbeDescriptor = {
+  name: 'imap',
+  ports,
+  tlsPorts,
+  serverFirst: true,
+  recognise: parse,
+  starttls: {
+    ask: { send: Buffer.from('a0 CAPABILITY\r\n'), done: tagged('a0'), offered: /\bSTARTTLS\b/i },
+    command: Buffer.from('a1 STARTTLS\r\n'),
+    done: tagged('a1'),
+    ok: /^a1 OK\b/mi
+  },
+  farewell: Buffer.from('a1 LOGOUT\r\n'),
+  products: PRODUCTS.map(([, product]) => product)
 }

@@ -1,6 +1,7 @@
 // memcached text protocol: `version` answers `VERSION 1.6.21`.
 
 import type { ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [11211]
 
@@ -17,4 +18,15 @@ export function parse (reply: Buffer): ProbeMatch | null {
   const m = /^VERSION (\d+\.\d+(?:\.\d+)?)(\S*)$/.exec(line)
   if (!m) return null
   return m[2] ? { service: 'memcached', product: 'memcached', version: m[1], extraInfo: m[2].replace(/^[-+]/, '') } : { service: 'memcached', product: 'memcached', version: m[1] }
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'memcached',
+  ports,
+  fallback: 'full',
+  recognise: (reply) => parse(reply),
+  request: () => request,
+  complete,
+  parse: (reply) => parse(reply),
+  products: ['memcached']
 }

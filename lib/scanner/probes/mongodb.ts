@@ -3,6 +3,7 @@
 // version; `buildInfo` as OP_MSG (wire version 6+) then gives the exact version when allowed.
 
 import { clean, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [27017, 27018, 27019]
 
@@ -186,4 +187,22 @@ export function parseBuildInfo (reply: Buffer): ProbeMatch | null {
 export function supportsOpMsg (reply: Buffer): boolean {
   const doc = replyDocument(reply)
   return !!doc && typeof doc.maxWireVersion === 'number' && doc.maxWireVersion >= 6
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'mongodb',
+  ports,
+  fallback: 'full',
+  recognise: (reply) => parse(reply),
+  converse: async (io, s) => {
+    io.write(request)
+    const reply = await io.read(complete, s.wait())
+    const hello = parse(reply)
+    if (!hello || hello.version || !supportsOpMsg(reply)) return { match: hello, reply }
+    io.write(buildInfoMsg())
+    const more = await io.read(complete, s.wait())
+    const build = parseBuildInfo(more)
+    return { match: build ? { ...build, extraInfo: hello.extraInfo ?? build.extraInfo } : hello, reply }
+  },
+  products: ['MongoDB']
 }

@@ -2,8 +2,11 @@
 // a subscription to `$SYS/broker/version` makes Mosquitto publish its product and version.
 
 import { clean, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [1883, 8883]
+export const ports = [1883]
+
+export const tlsPorts = [8883]
 
 export const VERSION_TOPIC = '$SYS/broker/version'
 
@@ -101,4 +104,36 @@ export function parseVersion (reply: Buffer): ProbeMatch | null {
     return { service: 'mqtt', product, version: m[2] }
   }
   return null
+}
+
+/** CONNACK without the flag that only steers the conversation. */
+function connackMatch (reply: Buffer): ProbeMatch | null {
+  const connack = parseConnack(reply)
+  if (!connack) return null
+  const { accepted: _accepted, ...match } = connack
+  return match
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'mqtt',
+  ports,
+  tlsPorts,
+  fallback: 'full',
+  recognise: (reply) => connackMatch(reply),
+  converse: async (io, s) => {
+    io.write(request)
+    const reply = await io.read(completeConnack, s.wait())
+    const connack = parseConnack(reply)
+    if (!connack) return { match: null, reply }
+    const { accepted, ...base } = connack
+    if (!accepted) return { match: base, reply }
+    // Mosquitto publishes its version on a retained $SYS topic; other brokers stay silent.
+    io.write(subscribePacket())
+    const more = await io.read(completeVersion, s.wait(1500))
+    io.write(disconnect)
+    const version = parseVersion(more)
+    return { match: version ? { ...version, extraInfo: base.extraInfo } : base, reply: Buffer.concat([reply, more]) }
+  },
+  products: ['Mosquitto'],
+  verbatimProducts: true
 }

@@ -3,6 +3,7 @@
 // version. A refused client gets an error packet (0xff, code, message) instead.
 
 import { clean, distroTag, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [3306, 3307, 33060]
 
@@ -67,4 +68,14 @@ export function parse (reply: Buffer): ProbeMatch | null {
     return clean({ service: 'mysql', product, extraInfo: `refused: ${msg.slice(0, 120)}` })
   }
   return null
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'mysql',
+  ports,
+  serverFirst: true,
+  // The greeting is a length-framed packet whose protocol-version byte (10) is a newline.
+  banner: { claims: (r) => r.length >= 5 && r[3] === 0 && (r[4] === 0x0a || r[4] === 0xff), complete },
+  recognise: (reply) => parse(reply),
+  products: ['MySQL', 'MariaDB', 'Percona Server']
 }

@@ -1,6 +1,7 @@
 // NATS speaks first: `INFO {json}\r\n` with server_name, version, go and feature flags.
 
 import { clean, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [4222, 6222, 7422]
 
@@ -30,4 +31,12 @@ export function parse (reply: Buffer): ProbeMatch | null {
       info.tls_required === true && 'TLS required',
       info.jetstream === true && 'JetStream')
   })
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'nats',
+  ports,
+  serverFirst: true,
+  recognise: (reply) => parse(reply),
+  products: ['NATS Server']
 }

@@ -1,8 +1,11 @@
 // POP3 speaks first: `+OK greeting` (RFC 1939).
 
 import { clean, distroTag, firstLine, matchProduct, type ProbeMatch, type ProductSignature } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [110, 995]
+export const ports = [110]
+
+export const tlsPorts = [995]
 
 const PRODUCTS: ProductSignature[] = [
   [/\bDovecot\b()/, 'Dovecot'],
@@ -30,4 +33,20 @@ export function parse (reply: Buffer): ProbeMatch | null {
   const tag = distroTag(text)
   if (tag) result.distro = tag.distro
   return clean(result)
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'pop3',
+  ports,
+  tlsPorts,
+  serverFirst: true,
+  recognise: (reply) => parse(reply),
+  starttls: {
+    ask: { send: Buffer.from('CAPA\r\n'), done: (r) => /^(\.|-ERR[^\n]*)\r?\n/m.test(r.toString('latin1')), offered: /^STLS\b/mi },
+    command: Buffer.from('STLS\r\n'),
+    done: (r) => /^[+-][^\n]*\n/m.test(r.toString('latin1')),
+    ok: /^\+OK/
+  },
+  farewell: Buffer.from('QUIT\r\n'),
+  products: PRODUCTS.map(([, product]) => product)
 }

@@ -4,6 +4,7 @@
 // still identify the server and sometimes bound its version.
 
 import { clean, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [5432, 5433]
 
@@ -181,4 +182,29 @@ export function parse (reply: Buffer, negotiation?: Buffer): ProbeMatch | null {
     }
   }
   return null
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'postgresql',
+  ports,
+  fallback: 'full',
+  recognise: (reply) => parse(reply),
+  converse: async (io, s) => {
+    io.write(request)
+    const reply = await io.read(complete, s.wait())
+    let m = parse(reply)
+    if (m && /no authentication required/.test(m.extraInfo ?? '')) io.write(terminate)
+    if (m && !m.version && !s.signal.aborted) {
+      // No exact version: a refused protocol version on a second connection narrows the range.
+      const second = await s.open()
+      if (second) {
+        second.write(negotiationProbe)
+        const neg = await second.read(complete, s.wait())
+        second.close()
+        m = parse(reply, neg) ?? m
+      }
+    }
+    return { match: m, reply }
+  },
+  products: ['PostgreSQL']
 }

@@ -2,6 +2,7 @@
 // `key:value` lines; a protected one answers an error that still says it is Redis.
 
 import { clean, joinInfo, type ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [6379, 6380, 16379, 26379]
 
@@ -47,4 +48,16 @@ export function parse (reply: Buffer): ProbeMatch | null {
     return { service: 'redis', product: 'Redis', extraInfo: first.slice(1, 120) }
   }
   return null
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'redis',
+  ports,
+  tlsPorts: [6380],
+  fallback: 'full',
+  recognise: (reply) => parse(reply),
+  request: () => request,
+  complete,
+  parse: (reply) => parse(reply),
+  products: ['Redis', 'Valkey']
 }

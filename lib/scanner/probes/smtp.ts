@@ -1,9 +1,12 @@
 // SMTP speaks first with a 220 greeting (RFC 5321): `220 host ESMTP product…`.
 
-import { greeting } from './ftp'
+import { greeting, parse as parseFtp, ports as ftpPorts } from './ftp'
 import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [25, 465, 587, 2525]
+export const ports = [25, 587, 2525]
+
+export const tlsPorts = [465]
 
 /** Sent after an ambiguous 220 greeting: an SMTP server answers 250, an FTP server 500. */
 export const ehlo = Buffer.from('EHLO vulnscan.invalid\r\n')
@@ -54,4 +57,31 @@ export function parse (reply: Buffer, port?: number): ProbeMatch | null {
 /** True when an EHLO answer is SMTP's 250 reply. */
 export function parseEhlo (reply: Buffer): boolean {
   return lines(reply).some((l) => /^250[ -]/.test(l))
+}
+
+const lastLineDone = (r: Buffer): boolean => /^\d{3} [^\n]*\n/m.test(r.toString('latin1'))
+
+export const probe: ProbeDescriptor = {
+  name: 'smtp',
+  ports,
+  tlsPorts,
+  serverFirst: true,
+  recognise: parse,
+  // A bare `220` greeting is FTP's or SMTP's: an SMTP server answers EHLO with 250, FTP with 500.
+  clarify: {
+    applies: (banner) => /^220[ -]/.test(banner.toString('latin1')),
+    send: ehlo,
+    done: complete,
+    decide: (banner, answer) => parseEhlo(answer)
+      ? parse(banner, ports[0])
+      : /^5\d\d/.test(answer.toString('latin1')) ? parseFtp(banner, ftpPorts[0]) : null
+  },
+  starttls: {
+    ask: { send: ehlo, done: lastLineDone, offered: /^250[ -]STARTTLS\b/mi },
+    command: Buffer.from('STARTTLS\r\n'),
+    done: lastLineDone,
+    ok: /^220 /
+  },
+  farewell: Buffer.from('QUIT\r\n'),
+  products: PRODUCTS.map(([, product]) => product)
 }

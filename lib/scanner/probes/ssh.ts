@@ -2,6 +2,7 @@
 // (RFC 4253 section 4.2), possibly after other lines, which the RFC allows.
 
 import { clean, distroTag, joinInfo, lines, matchProduct, type ProbeMatch, type ProductSignature } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
 export const ports = [22, 2222]
 
@@ -40,4 +41,12 @@ export function parse (reply: Buffer): ProbeMatch | null {
   if (tag) result.distro = tag.distro
   result.extraInfo = joinInfo(comment ? comment.trim() : undefined, `protocol ${proto}`)
   return clean(result)
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'ssh',
+  ports,
+  serverFirst: true,
+  recognise: parse,
+  products: PRODUCTS.map(([, product]) => product)
 }

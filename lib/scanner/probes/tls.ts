@@ -3,8 +3,11 @@
 // in replies to plain-text probes; unwrapping itself is done by node:tls (see ../tls.ts).
 
 import type { ProbeMatch } from './common'
+import type { ProbeDescriptor } from './descriptor'
 
-export const ports = [443, 465, 636, 853, 990, 993, 995, 2376, 4443, 5061, 5671, 5986, 6443, 8443, 8883, 9443, 10250]
+/** TLS ports whose inner protocol has no probe yet (SIP over TLS); the others are declared by
+ * the protocol that runs inside (see each probe's `tlsPorts`). */
+export const ports = [5061]
 
 const VERSIONS: Record<number, string> = { 0x0300: 'SSLv3', 0x0301: 'TLSv1', 0x0302: 'TLSv1.1', 0x0303: 'TLSv1.2', 0x0304: 'TLSv1.3' }
 
@@ -79,4 +82,13 @@ export function parse (reply: Buffer): ProbeMatch | null {
   const info = [VERSIONS[version] ?? `version 0x${version.toString(16)}`]
   if (cipher !== undefined) info.push(`cipher 0x${cipher.toString(16).padStart(4, '0')}`)
   return { service: 'tls', extraInfo: info.join('; ') }
+}
+
+export const probe: ProbeDescriptor = {
+  name: 'tls',
+  ports,
+  handshake: true,
+  fallback: 'light',
+  recognise: (reply) => parse(reply),
+  products: []
 }

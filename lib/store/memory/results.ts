@@ -1,129 +1,312 @@
 // The embedded results store: hosts and findings in process memory, with the semantics of results-merge.
-import type { HostRecord, Page } from '../types'
+// Every sort order is kept as a sorted list updated on each write (an item moves only when its sort value
+// does), and the filters that pick few findings (host, CVE) have posting lists, so no read re-sorts and no
+// write throws an order away. Findings are compact (finding-table.ts): the lists hold slot numbers, the other
+// filters are one pass over typed arrays, and a FindingRecord is built only for what is handed out. Host
+// records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
+import type { HostPort, HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
 } from '../results-types'
 import {
-  compareBy, decide, withExploit, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostFacets,
-  hostSearchText, hostSortValue, SEVERITY_RANK, hostTallies, isStanding, mergeHostWrite
+  FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
+  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
+import { SortedList } from './sorted-list'
+import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
 
 const EXPLOIT_BATCH = 1000
+const PORTS_MAX = 100_000
 
+type HostSort = NonNullable<HostQuery['sort']>
+type FindingSort = NonNullable<FindingQuery['sort']>
+const HOST_SORTS: readonly HostSort[] = ['lastSeen', 'address', 'findings', 'severity']
+
+/** One host: its current record and what the filters and orders read of it. Lives as long as the host. */
 interface HostEntry {
   record: HostRecord
-  /** Sort values, computed once per write rather than once per comparison. */
-  keys: Record<NonNullable<HostQuery['sort']>, number | string>
+  address: string
+  keys: Record<HostSort, number | string>
   text: string
-  ports: Set<number>
-  services: Set<string>
-  products: Set<string>
+  ports: number[]
+  services: string[]
+  products: string[]
+  /** Slots of the host's findings. */
+  slots: number[]
 }
 
-function hostMatches (h: HostEntry, q: HostQuery): boolean {
-  if (q.q !== undefined && !h.text.includes(q.q.toLowerCase())) return false
-  if (q.port !== undefined && !h.ports.has(q.port)) return false
-  if (q.service !== undefined && !h.services.has(q.service.toLowerCase())) return false
-  if (q.product !== undefined && !h.products.has(q.product.toLowerCase())) return false
-  if (q.minSeverity !== undefined && (h.keys.severity as number) < SEVERITY_RANK[q.minSeverity]) return false
-  if (q.hasFindings !== undefined && (h.record.findingsCount > 0) !== q.hasFindings) return false
+function compareText (a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+// Ascending by (value, tie), the order compareBy in results-merge defines; desc reads the same list backwards.
+function hostOrder (sort: HostSort): (a: HostEntry, b: HostEntry) => number {
+  return (a, b) => {
+    const va = a.keys[sort]
+    const vb = b.keys[sort]
+    if (va !== vb) return va < vb ? -1 : 1
+    return compareText(a.address, b.address)
+  }
+}
+
+// Ascending by (value, id), the order compareBy in results-merge defines: the id's bytes compare as its text does.
+function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b: number) => number {
+  return (a, b) => {
+    const key = table.sortColumn(sort)
+    return (key[a] - key[b]) || table.compareIds(a, b)
+  }
+}
+
+function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
+  const text = q.q?.toLowerCase()
+  const service = q.service?.toLowerCase()
+  const product = q.product?.toLowerCase()
+  const minRank = q.minSeverity === undefined ? undefined : SEVERITY_RANK[q.minSeverity]
+  const { port, hasFindings } = q
+  if (text === undefined && port === undefined && service === undefined && product === undefined && minRank === undefined && hasFindings === undefined) return null
+  return (h) => {
+    if (text !== undefined && !h.text.includes(text)) return false
+    if (port !== undefined && !h.ports.includes(port)) return false
+    if (service !== undefined && !h.services.includes(service)) return false
+    if (product !== undefined && !h.products.includes(product)) return false
+    if (minRank !== undefined && (h.keys.severity as number) < minRank) return false
+    if (hasFindings !== undefined && (h.record.findingsCount > 0) !== hasFindings) return false
+    return true
+  }
+}
+
+function sameKeys<K extends string> (a: Record<K, number | string>, b: Record<K, number | string>, sorts: readonly K[]): boolean {
+  for (const s of sorts) if (a[s] !== b[s]) return false
   return true
+}
+
+/** The items of `ascending` from `offset` on in the given order, at most `limit`: a page of a small candidate list. */
+function pageOf<T> (ascending: T[], order: 'asc' | 'desc', offset: number, limit: number): T[] {
+  if (order === 'asc') return ascending.slice(offset, offset + limit)
+  const end = Math.max(0, ascending.length - offset)
+  return ascending.slice(Math.max(0, end - limit), end).reverse()
 }
 
 export class MemoryResultsStore implements ResultsStore {
   private readonly hosts = new Map<string, HostEntry>()
-  private readonly findings = new Map<string, FindingRecord>()
-  private readonly byHost = new Map<string, Set<string>>()
-  // Sorted (ascending) views, rebuilt on the first read after a write: reads far outnumber writes.
-  private hostViews = new Map<string, HostEntry[]>()
-  private findingViews = new Map<string, FindingRecord[]>()
-
-  private hostView (sort: NonNullable<HostQuery['sort']>): HostEntry[] {
-    let view = this.hostViews.get(sort)
-    if (view === undefined) {
-      view = [...this.hosts.values()].sort(compareBy((h) => h.keys[sort], (h) => h.record.address, 'asc'))
-      this.hostViews.set(sort, view)
-    }
-    return view
-  }
-
-  private findingView (sort: NonNullable<FindingQuery['sort']>): FindingRecord[] {
-    let view = this.findingViews.get(sort)
-    if (view === undefined) {
-      const keyed = [...this.findings.values()].map((f) => ({ f, k: findingSortValue(f, sort) }))
-      view = keyed.sort(compareBy((x) => x.k, (x) => x.f.id, 'asc')).map((x) => x.f)
-      this.findingViews.set(sort, view)
-    }
-    return view
-  }
-
+  private readonly table = new FindingTable()
+  /** Slots of each CVE's findings (a finding's CVE never changes: a slot comes and goes once). */
+  private readonly byCve = new Map<string, number[]>()
+  // Each order is built on its first read and kept up to date from then on.
+  private readonly hostLists = new Map<HostSort, SortedList<HostEntry>>()
+  private readonly findingLists = new Map<FindingSort, SortedList<number>>()
   private revision = 0
+  private writes = 0
 
-  private changed (): void {
-    this.revision++
-    this.hostViews = new Map()
-    this.findingViews = new Map()
-  }
-
-  private hostFindings (address: string): FindingRecord[] {
-    return [...(this.byHost.get(address) ?? [])].map((id) => this.findings.get(id)).filter((f): f is FindingRecord => f !== undefined)
-  }
-
-  private putHost (host: HostRecord): void {
-    const keys = {
-      lastSeen: hostSortValue(host, 'lastSeen'),
-      address: hostSortValue(host, 'address'),
-      findings: hostSortValue(host, 'findings'),
-      severity: hostSortValue(host, 'severity')
+  private hostList (sort: HostSort): SortedList<HostEntry> {
+    let list = this.hostLists.get(sort)
+    if (list === undefined) {
+      list = new SortedList(hostOrder(sort))
+      list.reset([...this.hosts.values()])
+      this.hostLists.set(sort, list)
     }
-    const facets = hostFacets(host)
-    this.hosts.set(host.address, {
-      record: host,
-      keys,
-      text: hostSearchText(host),
-      ports: new Set(facets.ports),
-      services: new Set(facets.services),
-      products: new Set(facets.products)
-    })
-    this.changed()
+    return list
+  }
+
+  private findingList (sort: FindingSort): SortedList<number> {
+    let list = this.findingLists.get(sort)
+    if (list === undefined) {
+      list = new SortedList(findingOrder(this.table, sort))
+      const slots: number[] = []
+      this.table.entries.forEach((f, s) => { if (f !== undefined) slots.push(s) })
+      list.reset(slots)
+      this.findingLists.set(sort, list)
+    }
+    return list
+  }
+
+  /**
+   * Hosts that run the same software show the same ports: one frozen copy of each distinct port is kept (the
+   * table starts afresh past its bound; ports shared already stay shared).
+   */
+  private readonly ports = new Map<string, HostPort>()
+
+  private sharedPort (p: HostPort): HostPort {
+    if (Object.isFrozen(p)) return p
+    const key = JSON.stringify(p)
+    const known = this.ports.get(key)
+    if (known !== undefined) return known
+    if (this.ports.size >= PORTS_MAX) this.ports.clear()
+    // The port is the store's own (results-merge builds it afresh): frozen in place, with what it holds.
+    if (p.cpe !== undefined) Object.freeze(p.cpe)
+    if (p.tls !== undefined) Object.freeze(p.tls)
+    this.ports.set(key, Object.freeze(p))
+    return p
+  }
+
+  private putHost (record: HostRecord): HostEntry {
+    record.ports = record.ports.map((p) => this.sharedPort(p))
+    Object.freeze(record)
+    const keys = {
+      lastSeen: hostSortValue(record, 'lastSeen'),
+      address: hostSortValue(record, 'address'),
+      findings: hostSortValue(record, 'findings'),
+      severity: hostSortValue(record, 'severity')
+    }
+    const facets = hostFacets(record)
+    const text = hostSearchText(record)
+    let entry = this.hosts.get(record.address)
+    if (entry === undefined) {
+      entry = { record, address: record.address, keys, text, ...facets, slots: [] }
+      this.hosts.set(entry.address, entry)
+      for (const list of this.hostLists.values()) list.insert(entry)
+      return entry
+    }
+    const moved = sameKeys(entry.keys, keys, HOST_SORTS) ? [] : [...this.hostLists.values()]
+    for (const list of moved) list.delete(entry)
+    entry.keys = keys
+    for (const list of moved) list.insert(entry)
+    entry.record = record
+    entry.text = text
+    entry.ports = facets.ports
+    entry.services = facets.services
+    entry.products = facets.products
+    return entry
+  }
+
+  /** Store a new finding in a new slot. */
+  private addFinding (slot: number, f: Finding, firstMs: number, lastMs: number): void {
+    this.table.set(slot, f, firstMs, lastMs)
+    const cveId = f.detail.cve.cveId
+    const list = this.byCve.get(cveId)
+    if (list === undefined) this.byCve.set(cveId, [slot])
+    else list.push(slot)
+    for (const list of this.findingLists.values()) list.insert(slot)
+  }
+
+  /** Replace the finding in slot `s`, moving it in the orders whose value changed. */
+  private replaceFinding (s: number, next: Finding, firstMs: number, lastMs: number): void {
+    const t = this.table
+    const moved: SortedList<number>[] = []
+    for (const [sort, list] of this.findingLists) {
+      if (t.sortColumn(sort)[s] !== FindingTable.key(sort, next, firstMs, lastMs)) {
+        list.delete(s)
+        moved.push(list)
+      }
+    }
+    t.set(s, next, firstMs, lastMs)
+    for (const list of moved) list.insert(s)
+  }
+
+  /** Count and max severity of the host's findings that still stand, as results-merge's hostTallies. */
+  private tallies (slots: number[]): { findingsCount: number, maxSeverity: string | null } {
+    let count = 0
+    let max: string | null = null
+    for (const s of slots) {
+      const f = this.table.entries[s]!
+      if (!isStanding(f.status)) continue
+      count++
+      const severity = f.detail.cve.severity
+      if (max === null || SEVERITY_RANK[severity] > SEVERITY_RANK[max]) max = severity
+    }
+    return { findingsCount: count, maxSeverity: max }
   }
 
   // Everything below runs synchronously between awaits, so each call is atomic like the Redis backend's scripts.
   async recordHost (write: HostScanWrite): Promise<RecordCounts> {
+    return this.record(write)
+  }
+
+  /**
+   * results-merge's mergeHostWrite on the compact findings: the same rules, applied in place to the slots of
+   * the host's findings, with a new Finding only for those that change.
+   */
+  private record (write: HostScanWrite): RecordCounts {
     const address = normalizeAddress(write.host.address)
     if (address === null) throw new Error(`not an IP address: ${JSON.stringify(write.host.address).slice(0, 80)}`)
-    const merged = mergeHostWrite(this.hosts.get(address)?.record ?? null, this.hostFindings(address), write, address)
-    const ids = new Set<string>()
-    for (const f of merged.findings) {
-      this.findings.set(f.id, f)
-      ids.add(f.id)
+    const t = this.table
+    const host = this.hosts.get(address)
+    const before = host?.slots ?? []
+    const slots = before.slice()
+    const at = write.at
+    const atMs = Date.parse(at)
+    const scanId = write.scanId
+    const counts = { newFindings: 0, fixed: 0, reopened: 0 }
+    // Write numbers start at 1 (0: seen by no write); when they wrap around, every slot starts afresh.
+    const w = this.writes = (this.writes + 1) >>> 0
+    if (w === 0) {
+      t.seenBy.fill(0)
+      this.writes = 1
+      return this.record(write)
     }
-    this.byHost.set(address, ids)
-    this.putHost(merged.host)
-    this.changed()
-    return merged.counts
+    for (const nf of write.findings) {
+      const digest = findingDigest(address, nf.port, nf.cveId)
+      const d0 = hexAt(digest, 0)
+      const d1 = hexAt(digest, 8)
+      const d2 = hexAt(digest, 16)
+      const slot = t.find(d0, d1, d2)
+      if (slot === -1) {
+        const s = t.allocate(d0, d1, d2)
+        t.seenBy[s] = w
+        this.addFinding(s, new Finding(address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
+        slots.push(s)
+        if (nf.observed === 'open') counts.newFindings++
+        continue
+      }
+      if (t.seenBy[slot] === w) continue
+      t.seenBy[slot] = w
+      const prev = t.entries[slot]!
+      const prevFirst = t.firstSeen[slot]
+      const prevLast = t.lastSeen[slot]
+      const later = atMs >= prevLast
+      const fixedAtMs = prev.status === 'fixed' && prev.fixedAt !== null ? Date.parse(prev.fixedAt) : null
+      const status = seenAgainStatus(prev.status, fixedAtMs, later, nf.observed, atMs)
+      if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
+      // The newest observation describes the finding (NVD data may have changed since).
+      const detail = later ? t.detailOf(nf) : prev.detail
+      const firstSeen = prevFirst <= atMs ? prev.firstSeen : at
+      const lastSeen = prevLast >= atMs ? prev.lastSeen : at
+      const lastScanId = later ? scanId : prev.lastScanId
+      if (detail === prev.detail && status === prev.status && firstSeen === prev.firstSeen && lastSeen === prev.lastSeen && lastScanId === prev.lastScanId) continue
+      this.replaceFinding(slot, new Finding(prev.address, prev.port, detail, status, firstSeen, lastSeen, lastScanId, prev.fixedAt, prev.decision),
+        Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
+    }
+
+    if (write.settledPorts.length > 0) {
+      const settled = new Set(write.settledPorts)
+      for (const s of before) {
+        const f = t.entries[s]!
+        if (t.seenBy[s] === w || !settled.has(f.port)) continue
+        if (!isSettleable(f.status)) continue
+        if (t.lastSeen[s] > atMs) continue
+        this.replaceFinding(s, new Finding(f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
+          t.firstSeen[s], t.lastSeen[s])
+        counts.fixed++
+      }
+    }
+
+    const entry = this.putHost(mergeHostRecord(host?.record ?? null, write, address, this.tallies(slots)))
+    entry.slots = slots
+    this.revision++
+    return counts
   }
 
   async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
-    const out: RecordCounts[] = []
-    for (const write of writes) out.push(await this.recordHost(write))
-    return out
+    // Checked before the first write, so that a batch is stored whole or not at all.
+    for (const w of writes) {
+      if (normalizeAddress(w.host.address) === null) throw new Error(`not an IP address: ${JSON.stringify(w.host.address).slice(0, 80)}`)
+    }
+    return writes.map((w) => this.record(w))
   }
 
   async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
-    const page = this.hostPage(query)
-    return { items: page.items.map((h) => structuredClone(h.record)), total: page.total }
-  }
-
-  private hostPage (query: HostQuery): Page<HostEntry> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
-    const view = this.hostView(sort)
-    const filtered = query.q !== undefined || query.port !== undefined || query.service !== undefined || query.product !== undefined ||
-      query.minSeverity !== undefined || query.hasFindings !== undefined
-    const all = filtered ? view.filter((h) => hostMatches(h, query)) : view
-    return { items: slice(all, order, query.offset, query.limit), total: all.length }
+    const { offset, limit } = query
+    const matches = hostMatcher(query)
+    if (matches === null) {
+      return { items: this.hostList(sort).slice(order, offset, limit).map((h) => h.record), total: this.hosts.size }
+    }
+    // Port, service and product are tested on each host's own short lists: a walk over 10,000 hosts costs well
+    // under a millisecond, less than posting sets of every host cost in memory.
+    const { items, total } = this.hostList(sort).select(order, offset, limit, matches)
+    return { items: items.map((h) => h.record), total }
   }
 
   async hostsRevision (): Promise<string> {
@@ -131,87 +314,151 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   async getHost (address: string): Promise<HostRecord | null> {
-    const h = this.hosts.get(normalizeAddress(address) ?? address)
-    return h ? structuredClone(h.record) : null
+    return this.hosts.get(normalizeAddress(address) ?? address)?.record ?? null
   }
 
   async deleteHost (address: string): Promise<boolean> {
-    const key = normalizeAddress(address) ?? address
-    if (!this.hosts.has(key)) return false
-    for (const id of this.byHost.get(key) ?? []) this.findings.delete(id)
-    this.byHost.delete(key)
-    this.hosts.delete(key)
-    this.changed()
+    const entry = this.hosts.get(normalizeAddress(address) ?? address)
+    if (entry === undefined) return false
+    for (const s of entry.slots) {
+      const f = this.table.entries[s]!
+      for (const list of this.findingLists.values()) list.delete(s)
+      const list = this.byCve.get(f.detail.cve.cveId)
+      if (list !== undefined) {
+        const i = list.indexOf(s)
+        list[i] = list[list.length - 1]
+        list.pop()
+        if (list.length === 0) this.byCve.delete(f.detail.cve.cveId)
+      }
+      this.table.release(s)
+    }
+    for (const list of this.hostLists.values()) list.delete(entry)
+    this.hosts.delete(entry.address)
+    this.revision++
     return true
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
-    const { all, order } = this.matchingFindings(query)
-    return { items: slice(all, order, query.offset, query.limit).map((f) => structuredClone(f)), total: all.length }
+    const { slots, total } = this.findingPage(query, query.offset, query.limit)
+    const t = this.table
+    return { items: slots.map((s) => toRecord(t.idText(s), t.entries[s]!)), total }
   }
 
-  /** The matching findings in ascending order of the query's sort, and the order to read them in. */
-  private matchingFindings (query: FindingExportQuery): { all: FindingRecord[], order: 'asc' | 'desc' } {
+  /** The slots of a page of findings, and how many the query matches. */
+  private findingPage (query: FindingExportQuery, offset: number, limit: number): { slots: number[], total: number } {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
-    const all = q.host !== undefined
-      ? this.hostFindings(q.host).filter((f) => findingMatches(f, q)).sort(compareBy((f) => findingSortValue(f, sort), (f) => f.id, 'asc'))
-      : this.findingView(sort).filter((f) => findingMatches(f, q))
-    return { all, order }
+    const t = this.table
+    if (!findingQueryFilters(q)) {
+      const total = t.count - t.hidden
+      if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, offset, limit), total }
+      // Every finding but the hidden statuses.
+      return { slots: this.walkPage(sort, order, offset, limit, total, (s) => !t.isHidden(s)), total }
+    }
+    // A host or a CVE names a posting list: its findings are the candidates, put in order.
+    const lists: number[][] = []
+    if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
+    if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
+    const candidates = lists.sort((a, b) => a.length - b.length)[0]
+    if (candidates !== undefined) {
+      const all = candidates.filter(t.filter(q)).sort(findingOrder(t, sort))
+      return { slots: pageOf(all, order, offset, limit), total: all.length }
+    }
+    // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
+    const { mask, total } = t.mark(q)
+    return { slots: this.walkPage(sort, order, offset, limit, total, (s) => mask[s] === 1), total }
   }
 
-  /** Records are replaced, never changed in place, so the matching list taken at the start is a consistent view. */
+  /**
+   * A page of the findings that pass `test`, `total` of them: walked from whichever end of the order is nearer,
+   * so the first and the last pages cost a page, not a scan.
+   */
+  private walkPage (sort: FindingSort, order: 'asc' | 'desc', offset: number, limit: number, total: number, test: (slot: number) => boolean): number[] {
+    const end = Math.min(total, offset + limit)
+    if (offset >= end) return []
+    const fromEnd = offset > total - end
+    // From the far end, the page is the items at positions total - end .. total - offset of the reverse order.
+    const start = fromEnd ? total - end : offset
+    const want = end - offset
+    const out: number[] = []
+    let seen = 0
+    this.findingList(sort).walk(fromEnd ? (order === 'asc' ? 'desc' : 'asc') : order, 0, (s) => {
+      if (!test(s)) return
+      if (seen++ >= start) out.push(s)
+      return out.length < want
+    })
+    return fromEnd ? out.reverse() : out
+  }
+
+  /**
+   * The matching findings are taken in one synchronous step: later writes replace a finding rather than change
+   * it, so what is yielded is the state at the start of the export. Records are built one at a time as they go.
+   */
   async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
-    const { all, order } = this.matchingFindings(query)
-    const rows = slice(all, order, query.offset ?? 0, query.limit ?? all.length)
-    for (const f of rows) yield structuredClone(f)
+    const { slots } = this.findingPage(query, query.offset ?? 0, query.limit ?? Number.MAX_SAFE_INTEGER)
+    const t = this.table
+    // A slot freed and taken again during the export holds another finding then: the ids are kept with the state.
+    const snapshot = slots.map((s) => t.entries[s]!)
+    const ids = new Uint32Array(slots.length * 3)
+    slots.forEach((s, i) => { ids[3 * i] = t.id0[s]; ids[3 * i + 1] = t.id1[s]; ids[3 * i + 2] = t.id2[s] })
+    for (let i = 0; i < snapshot.length; i++) yield toRecord(idHex(ids[3 * i], ids[3 * i + 1], ids[3 * i + 2]), snapshot[i])
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {
-    const f = this.findings.get(id)
-    return f ? structuredClone(f) : null
+    const slot = this.table.findText(id)
+    return slot === -1 ? null : toRecord(id, this.table.entries[slot]!)
   }
 
   async decideFinding (id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null> {
-    const f = this.findings.get(id)
-    if (f === undefined) return null
-    const decided = decide(f, status, comment, by, new Date().toISOString())
-    this.findings.set(id, decided)
-    this.changed()
+    const slot = this.table.findText(id)
+    if (slot === -1) return null
+    const t = this.table
+    const f = t.entries[slot]!
     const host = this.hosts.get(f.address)
-    if (host) this.putHost({ ...host.record, ...hostTallies(this.hostFindings(f.address)) })
-    return structuredClone(decided)
+    if (host === undefined) return null
+    const decided = new Finding(f.address, f.port, f.detail, status, f.firstSeen, f.lastSeen, f.lastScanId, f.fixedAt,
+      FindingTable.decision(comment, by, new Date().toISOString()))
+    this.replaceFinding(slot, decided, t.firstSeen[slot], t.lastSeen[slot])
+    this.putHost({ ...host.record, ...this.tallies(host.slots) })
+    this.revision++
+    return toRecord(id, decided)
   }
 
   async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
-    const ids = [...new Set([...this.findings.values()].map((f) => f.cveId))]
+    const t = this.table
+    const ids = [...this.byCve.keys()]
     let changed = 0
     for (let i = 0; i < ids.length; i += EXPLOIT_BATCH) {
       const context = await lookup(ids.slice(i, i + EXPLOIT_BATCH))
-      for (const [id, f] of this.findings) {
-        const c = context.get(f.cveId)
-        const next = c === undefined ? null : withExploit(f, c)
-        if (next === null) continue
-        this.findings.set(id, next)
-        changed++
+      // The lookup awaited: findings may have come or gone meanwhile, so each is read afresh.
+      for (const [cveId, c] of context) {
+        const epss = c.epss ?? null
+        const epssKey = JSON.stringify(epss)
+        for (const s of [...this.byCve.get(cveId) ?? []]) {
+          const f = t.entries[s]!
+          const d = f.detail
+          const v = d.cve
+          const kev = c.kev === undefined ? v.kev : c.kev
+          if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey) continue
+          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description)
+          this.replaceFinding(s, new Finding(f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
+            f.lastScanId, f.fixedAt, f.decision), t.firstSeen[s], t.lastSeen[s])
+          changed++
+        }
       }
     }
-    if (changed > 0) this.changed()
+    if (changed > 0) this.revision++
     return changed
   }
 
   async hostsForCve (cveId: string): Promise<string[]> {
-    const id = cveId.toUpperCase()
     const out = new Set<string>()
-    for (const f of this.findings.values()) if (f.cveId === id && isStanding(f.status)) out.add(f.address)
+    const entries = this.table.entries
+    for (const s of this.byCve.get(cveId.toUpperCase()) ?? []) {
+      const f = entries[s]!
+      if (isStanding(f.status)) out.add(f.address)
+    }
     return sortAddresses([...out])
   }
-}
-
-/** One page of an ascending list, read in either direction (desc is the exact reverse of asc). */
-function slice<T> (ascending: T[], order: 'asc' | 'desc', offset: number, limit: number): T[] {
-  if (order === 'asc') return ascending.slice(offset, offset + limit)
-  const end = Math.max(0, ascending.length - offset)
-  return ascending.slice(Math.max(0, end - limit), end).reverse()
 }

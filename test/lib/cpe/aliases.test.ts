@@ -74,3 +74,28 @@ test('every generated name parses back', async (t) => {
     for (const cpe of cpesFor(p, v)) t.ok(parseCpe(cpe), cpe)
   }
 })
+
+test('pairs corrected against NVD records (the CVE in each comment shows the pair in a cpeMatch criteria)', async (t) => {
+  const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)
+  // CVE-2020-14148: cpe:2.3:a:barton:ngircd:*
+  t.same(pairs('ngIRCd'), ['barton:ngircd'])
+  // CVE-2022-40468: tinyproxy_project:tinyproxy; CVE-2012-3505: banu:tinyproxy
+  t.same(pairs('tinyproxy'), ['tinyproxy_project:tinyproxy', 'banu:tinyproxy'])
+  // CVE-2017-17663: acme:mini_httpd; CVE-2018-18778: acme:mini-httpd
+  t.same(pairs('mini_httpd'), ['acme:mini_httpd', 'acme:mini-httpd'])
+  // CVE-2021-3652: port389:389-ds-base
+  t.same(pairs('389 Directory Server')[0], 'port389:389-ds-base')
+  t.same(cpesFor('ngIRCd', '26.1'), ['cpe:2.3:a:barton:ngircd:26.1:*:*:*:*:*:*:*'])
+  t.same(cpesFor('389 Directory Server', '2.0.7')[0], 'cpe:2.3:a:port389:389-ds-base:2.0.7:*:*:*:*:*:*:*')
+})
+
+test('Varnish answers to all three NVD names', async (t) => {
+  const pairs = aliasesFor('Varnish').map((a) => `${a.vendor}:${a.product}`)
+  // CVE-2022-45060: varnish-software:varnish_cache; CVE-2017-12425: varnish-cache:varnish and varnish_cache_project:varnish_cache
+  t.same(pairs, ['varnish-software:varnish_cache', 'varnish-cache:varnish', 'varnish_cache_project:varnish_cache'])
+})
+
+test('Erlang/OTP: the slash is escaped as NVD writes it', async (t) => {
+  // CVE-2025-32433: cpe:2.3:a:erlang:erlang\/otp:*
+  t.same(cpesFor('erlang/otp ssh', '27.3.2'), ['cpe:2.3:a:erlang:erlang\\/otp:27.3.2:*:*:*:*:*:*:*'])
+})

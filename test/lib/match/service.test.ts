@@ -84,3 +84,18 @@ test('a product without a version gives potential findings only; KEV from the ca
   const exim = byId((await matchService(service('Exim', '4.91'), deps)).verdicts)
   t.match(exim['CVE-2019-10149'], { observed: 'open', kev: { dateAdded: '2022-01-10', ransomware: false, requiredAction: String, name: /Exim/ } })
 })
+
+test('a version the wire shows only in part: a bound inside it gives a potential finding, bounds beyond it still decide', async (t) => {
+  const deps = await setup()
+  // CVE-2024-6387: OpenSSH >= 8.5p1, < 9.8p1 in the NVD.
+  const guess = byId((await matchService(service('OpenSSH', '9'), deps)).verdicts)
+  t.match(guess['CVE-2024-6387'], { observed: 'open' }, 'read as a whole version, "9" would be an open finding')
+  const major = byId((await matchService(service('OpenSSH', '9', { versionPrefix: true }), deps)).verdicts)
+  t.match(major['CVE-2024-6387'], { observed: 'potential', confidence: 'low', source: 'nvd' }, '9.x may be 9.8p1 or later: a lead, not a finding')
+  t.match(major['CVE-2024-6387'].confidenceNote, /shows only 9 of the version/)
+  const minor = byId((await matchService(service('OpenSSH', '9.2', { versionPrefix: true }), deps)).verdicts)
+  t.match(minor['CVE-2024-6387'], { observed: 'open', confidence: 'high' }, 'every 9.2.x release lies inside 8.5p1 – 9.8p1')
+  // CVE-2024-31449 is known from the CNA's ranges only: with a partial version they cannot be read either.
+  const redis = byId((await matchService(service('Redis', '7.0', { versionPrefix: true }), deps)).verdicts)
+  t.match(redis['CVE-2024-31449'], { observed: 'potential', confidence: 'low' })
+})

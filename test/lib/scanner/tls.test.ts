@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { X509Certificate } from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -6,7 +7,8 @@ import path from 'node:path'
 import tls from 'node:tls'
 import { promisify } from 'node:util'
 import { test } from 'tap'
-import { openTls } from '../../../lib/scanner/tls'
+import { certificateInfo, isSelfSigned, openTls } from '../../../lib/scanner/tls'
+import { loopbackAddress } from '../../support/loopback'
 
 const run = promisify(execFile)
 
@@ -69,4 +71,52 @@ test('plain-text and silent peers: null, within the timeout', async (t) => {
   const t1 = Date.now()
   t.equal(await openTls({ host: '127.0.0.1', port: (silent.address() as net.AddressInfo).port, timeoutMs: 5000, signal: ac.signal }), null)
   t.ok(Date.now() - t1 < 1000, 'abort honoured')
+})
+
+/** Certificates made with openssl for this test only: PEM text by name. */
+async function certificates (): Promise<Record<string, string>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vulnscan-selfsigned-'))
+  const f = (n: string): string => path.join(dir, n)
+  try {
+    // A server certificate as `make-ssl-cert` and many appliances make it: self-signed, but its key
+    // usage does not allow certificate signing (the case checkIssued() got wrong).
+    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('leaf.key'), '-out', f('leaf.pem'),
+      '-days', '10', '-subj', '/CN=appliance.test', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment',
+      '-addext', 'basicConstraints=critical,CA:FALSE'])
+    // A self-signed CA (key usage keyCertSign) and, under the very same name, a certificate it signed
+    // for another key: subject equals issuer, yet not self-signed.
+    await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', f('ca.key'),
+      '-out', f('ca.pem'), '-days', '10', '-subj', '/CN=Same Name'])
+    await run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('twin.key'), '-out', f('twin.csr'), '-subj', '/CN=Same Name'])
+    await run('openssl', ['x509', '-req', '-in', f('twin.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial',
+      '-out', f('twin.pem'), '-days', '5'])
+    const out: Record<string, string> = {}
+    for (const n of ['leaf.key', 'leaf.pem', 'ca.pem', 'twin.pem']) out[n] = fs.readFileSync(f(n), 'utf8')
+    return out
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+test('self-signed detection: subject is issuer and the signature verifies with the certificate\'s own key', async (t) => {
+  const pem = await certificates()
+  const leaf = new X509Certificate(pem['leaf.pem'])
+  t.equal(leaf.checkIssued(leaf), false, 'checkIssued() refuses it (no keyCertSign), which is why it is not used')
+  t.equal(isSelfSigned(leaf), true)
+  t.equal(isSelfSigned(new X509Certificate(pem['ca.pem'])), true, 'a self-signed CA')
+  const twin = new X509Certificate(pem['twin.pem'])
+  t.equal(twin.subject, twin.issuer)
+  t.equal(isSelfSigned(twin), false, 'same name, signed by another key')
+  t.equal(certificateInfo(leaf, 'TLSv1.3').selfSigned, true)
+
+  // And end to end, from a TLS server on a loopback address of its own.
+  const host = loopbackAddress()
+  const server = tls.createServer({ key: pem['leaf.key'], cert: pem['leaf.pem'] }, (s) => { s.on('error', () => {}); s.end() })
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()))
+  t.teardown(() => server.close())
+  const session = await openTls({ host, port: (server.address() as net.AddressInfo).port, timeoutMs: 3000 })
+  t.ok(session)
+  session!.socket.destroy()
+  t.equal(session!.info.selfSigned, true)
+  t.equal(session!.info.subject, 'CN=appliance.test')
 })
