@@ -1,4 +1,5 @@
-// Worker-only entry point (`npm run start:worker`): runs scan jobs from the shared Redis queue, no HTTP.
+// Worker-only entry point (`npm run start:worker`): runs scan jobs, schedules' due times and webhook deliveries from the
+// shared Redis queues, no HTTP.
 // Start as many as needed, on as many machines, all pointing at the same REDIS_URL.
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
@@ -7,6 +8,9 @@ import { backendKind, openBackends } from './lib/backends'
 import { nvdServiceFor } from './lib/nvd/service'
 import { startExploitRefresher } from './lib/exploit/refresh'
 import { createScanRunner, type ScanJobData } from './lib/worker/runner'
+import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
+import { createDeliveryHandler, createNotifier } from './lib/webhooks/events'
+import { webhookPolicy } from './lib/webhooks/policy'
 
 async function main (): Promise<void> {
   const config = loadConfig()
@@ -19,7 +23,8 @@ async function main (): Promise<void> {
   const { store, results, queue } = backends
   const { cve, sources } = backends.indexes
   const nvd = nvdServiceFor(config, cve, { info: (msg) => log.info(msg), warn: (msg) => log.warn(msg) })
-  const runner = createScanRunner({ store, results, queue, nvd, sources, config, log, attempts: queue.attempts })
+  const notifier = createNotifier({ store, results, deliveries: backends.deliveries, log })
+  const runner = createScanRunner({ store, results, queue, nvd, sources, config, log, attempts: queue.attempts, notifier })
   // Findings take in a newer KEV or EPSS import; the processes on one Redis share the check's stamp.
   const refresher = startExploitRefresher({ sources, results, nvd: cve, intervalMs: config.EXPLOIT_REFRESH * 1000, log })
   await queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), {
@@ -27,6 +32,10 @@ async function main (): Promise<void> {
     lockDurationMs: config.QUEUE_LOCK_MS,
     onFinalFailure: runner.onFinalFailure
   })
+  // Schedules edited while no process ran them are made good; then this worker takes its share of due times.
+  await syncScheduleTimer(store, backends.scheduler)
+  await backends.scheduler.process(createScheduleRunner({ store, queue, timer: backends.scheduler, log }))
+  await backends.deliveries.process(createDeliveryHandler({ store, policy: webhookPolicy(config), timeoutMs: config.WEBHOOK_TIMEOUT_MS, log }))
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {

@@ -6,16 +6,20 @@ import { Redis, type RedisOptions } from 'ioredis'
 import type { Config } from './config'
 import type { Store } from './store/types'
 import type { ResultsStore } from './store/results-types'
-import type { ScanQueue } from './queue/types'
+import type { DeliveryQueue, ScanQueue, ScheduleTimer } from './queue/types'
 import type { LocalCveIndex } from './nvd/cve-index'
 import type { RateLimiter } from './nvd/rate-limiter'
 import { MemoryStore } from './store/memory/store'
 import { MemoryResultsStore } from './store/memory/results'
 import { MemoryQueue } from './queue/memory/queue'
+import { MemoryScheduleTimer } from './queue/memory/schedule-timer'
+import { MemoryDeliveryQueue } from './queue/memory/delivery-queue'
 import { createMemoryIndex } from './nvd/memory/cve-index'
 import { RedisStore } from './store/redis/store'
 import { RedisResultsStore } from './store/redis/results'
 import { BullQueue } from './queue/redis/queue'
+import { BullScheduleTimer } from './queue/redis/schedule-timer'
+import { BullDeliveryQueue } from './queue/redis/delivery-queue'
 import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
@@ -48,13 +52,17 @@ export interface Backends {
   store: Store
   results: ResultsStore
   queue: ScanQueue
+  /** Fires schedules at their due times (lib/schedules.ts decides what a due time does). */
+  scheduler: ScheduleTimer
+  /** Webhook deliveries, with their retries (lib/webhooks/). */
+  deliveries: DeliveryQueue
   indexes: Indexes
   /** Scan changes, for event streams. */
   scanEvents: ScanEvents
   shared?: SharedCounters
   /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
   invalidation: InvalidationChannel
-  /** Close what was opened: the queue first (its running jobs end), then the indexes, then the connections. */
+  /** Close what was opened: the schedule timer and the queue first (no new run starts, running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
    * Delete everything stored under this configuration's prefixes (REDIS_PREFIX, QUEUE_PREFIX): for the
@@ -89,6 +97,8 @@ export async function openBackends (config: Config, logger: BackendsLogger): Pro
 
 async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
+  const scheduler = new MemoryScheduleTimer()
+  const deliveries = new MemoryDeliveryQueue({ attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
   const invalidation = new MemoryInvalidation()
@@ -99,9 +109,13 @@ async function openMemory (config: Config): Promise<Backends> {
     invalidation,
     results: new MemoryResultsStore(),
     queue,
+    scheduler,
+    deliveries,
     indexes: { cve, sources },
     scanEvents: store.events,
     close: async () => {
+      await scheduler.close()
+      await deliveries.close()
       await queue.close()
       await cve.close()
       await sources.close()
@@ -162,6 +176,8 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
   // Key layout: `<REDIS_PREFIX>:<kind>:…` for everything of ours, BullMQ under its own QUEUE_PREFIX.
   const prefix = config.REDIS_PREFIX
   const queue = new BullQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
+  const scheduler = new BullScheduleTimer(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
+  const deliveries = new BullDeliveryQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
@@ -176,6 +192,8 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     invalidation,
     results: new RedisResultsStore(main, prefix),
     queue,
+    scheduler,
+    deliveries,
     indexes: { cve, sources },
     scanEvents,
     shared: {
@@ -184,6 +202,8 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       limiter: (name, requestsPerWindow, windowMs) => createRedisRateLimiter({ redis: main, key: `${prefix}:${name}:ratelimit`, requestsPerWindow, windowMs })
     },
     close: async () => {
+      await scheduler.close()
+      await deliveries.close()
       await queue.close()
       await cve.close()
       await store.close()

@@ -48,7 +48,12 @@ export const ConfigSchema = Type.Object({
   DEBIAN_TRACKER_URL: Type.String({ default: 'https://security-tracker.debian.org/tracker/data/json', description: 'Debian security tracker JSON (distro:import with no file)' }),
   KEV_URL: Type.String({ default: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json', description: 'CISA KEV catalog JSON (kev:import with no file)' }),
   EPSS_URL: Type.String({ default: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz', description: 'FIRST EPSS daily scores (epss:import with no file)' }),
-  EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' })
+  EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' }),
+  WEBHOOK_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs webhooks may be sent to although they are private, loopback, link-local or another special range (e.g. 10.0.0.0/8 for an internal chat server)' }),
+  WEBHOOK_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs webhooks are never sent to, public ones included; wins over WEBHOOK_ALLOW' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Most milliseconds one webhook delivery may take (connect, send, answer)' }),
+  WEBHOOK_ATTEMPTS: Type.Integer({ default: 5, minimum: 1, maximum: 20, description: 'Attempts per webhook delivery before it is given up' }),
+  WEBHOOK_BACKOFF_MS: Type.Integer({ default: 5000, minimum: 10, description: 'Wait before the second attempt of a failed delivery; doubled for each later one' })
 })
 
 export type Config = Static<typeof ConfigSchema>

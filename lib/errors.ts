@@ -14,3 +14,6 @@ export const QueueUnavailableError = createError('VULNSCAN_QUEUE_UNAVAILABLE', '
 export const NotAcceptableError = createError('VULNSCAN_HTTP_NOT_ACCEPTABLE', '%s', 406)
 export const TooManyAuthFailuresError = createError('VULNSCAN_AUTH_TOO_MANY_FAILURES', 'Too many failed logins from this address; retry in %s seconds', 429)
 export const TooManyStreamsError = createError('VULNSCAN_SSE_TOO_MANY_STREAMS', '%s', 429)
+export const ScheduleError = createError('VULNSCAN_SCHEDULE_INVALID', '%s', 400)
+export const SchedulerUnavailableError = createError('VULNSCAN_SCHEDULER_UNAVAILABLE', 'The schedule was saved but the scheduler is unavailable; it takes effect when a worker starts. Try again shortly', 503)
+export const WebhookUrlError = createError('VULNSCAN_WEBHOOK_URL_REFUSED', '%s', 400)

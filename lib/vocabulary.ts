@@ -32,3 +32,13 @@ export type FindingSource = typeof FINDING_SOURCES[number]
 export const FINDING_SORTS = ['cvss', 'risk', 'lastSeen', 'firstSeen'] as const
 export type FindingSort = typeof FINDING_SORTS[number]
 export const DEFAULT_FINDING_SORT: FindingSort = 'cvss'
+
+/** What a webhook can be told: a scan ended (one event per terminal state), or a scan found findings not seen before. */
+export const WEBHOOK_EVENTS = ['scan.completed', 'scan.failed', 'scan.cancelled', 'finding.new'] as const
+export type WebhookEvent = typeof WEBHOOK_EVENTS[number]
+/** The event a test delivery (POST /admin/webhook/{id}/test) carries. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test'
+
+/** How a webhook's body is written: our JSON event, or a Slack-compatible message (`{"text": …}`). */
+export const WEBHOOK_FORMATS = ['json', 'slack'] as const
+export type WebhookFormat = typeof WEBHOOK_FORMATS[number]

@@ -1,6 +1,8 @@
-// Runs scan jobs inside the API process (npm start; off with npm run start:api); decorates nothing.
+// Runs scan jobs, schedules' due times and webhook deliveries inside the API process (npm start; off with npm run start:api); decorates nothing.
 import fp from 'fastify-plugin'
 import { createScanRunner, type ScanJobData } from '../lib/worker/runner'
+import { createScheduleRunner, syncScheduleTimer } from '../lib/schedules'
+import { createDeliveryHandler } from '../lib/webhooks/events'
 
 export default fp(async function scanWorkerPlugin (fastify) {
   const config = fastify.config
@@ -14,7 +16,8 @@ export default fp(async function scanWorkerPlugin (fastify) {
     sources: fastify.backends.indexes.sources,
     config,
     log: fastify.log.child({ component: 'worker' }),
-    attempts: queue.attempts
+    attempts: queue.attempts,
+    notifier: fastify.notifier
   })
   // The backends plugin's close stops the queue, and with it this worker.
   fastify.addHook('onReady', async () => {
@@ -23,5 +26,11 @@ export default fp(async function scanWorkerPlugin (fastify) {
       lockDurationMs: config.QUEUE_LOCK_MS,
       onFinalFailure: runner.onFinalFailure
     })
+    const { scheduler } = fastify.backends
+    await syncScheduleTimer(fastify.store, scheduler)
+    await scheduler.process(createScheduleRunner({ store: fastify.store, queue, timer: scheduler, log: fastify.log.child({ component: 'schedules' }) }))
+    await fastify.backends.deliveries.process(createDeliveryHandler({
+      store: fastify.store, policy: fastify.webhookPolicy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, log: fastify.log.child({ component: 'webhooks' })
+    }))
   })
-}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd'] })
+}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd', 'webhooks'] })

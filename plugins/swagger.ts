@@ -1,8 +1,12 @@
 // Decorates `fastify.swagger()`: the OpenAPI 3.1 document built from the routes' TypeBox schemas, and Swagger UI at /docs.
 import fp from 'fastify-plugin'
+import { WEBHOOK_EVENTS } from '../lib/vocabulary'
 import swagger from '@fastify/swagger'
+import type { OpenAPIV3_1 } from 'openapi-types'
 import swaggerUi from '@fastify/swagger-ui'
 import { VERSION } from '../lib/version'
+
+type WebhookItem = OpenAPIV3_1.PathItemObject
 
 export default fp(async function swaggerPlugin (fastify) {
   await fastify.register(swagger, {
@@ -26,6 +30,8 @@ export default fp(async function swaggerPlugin (fastify) {
         { name: 'health', description: 'Liveness and dependencies' },
         { name: 'scans', description: 'Post scans and follow them' },
         { name: 'hosts', description: 'Hosts found by scans' },
+        { name: 'schedules', description: 'Scans started at the due times of a cron expression' },
+        { name: 'webhooks', description: 'Events posted to your URLs: scans that end, new findings (the infrastructure key or an admin key)' },
         { name: 'admin', description: 'Dynamic API keys and the audit log (the infrastructure key or an admin key)' }
       ],
       components: {
@@ -33,7 +39,32 @@ export default fp(async function swaggerPlugin (fastify) {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The infrastructure key (SERVICE_API_KEY) or a dynamic key from POST /admin/keys' }
         }
       },
-      security: [{ apiKey: [] }]
+      security: [{ apiKey: [] }],
+      // What the service posts to webhook URLs (POST /admin/webhook), one entry per event.
+      webhooks: Object.fromEntries(WEBHOOK_EVENTS.map((event): [string, WebhookItem] => [event, {
+        post: {
+          operationId: `webhook${event.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}`,
+          tags: ['webhooks'],
+          summary: `The ${event} event`,
+          description: 'Posted to each enabled webhook subscribed to the event: the WebhookEvent body for format `json`, a SlackMessage for ' +
+            '`slack`. Headers: `X-Vulnscan-Event`, `X-Vulnscan-Delivery` (the event id) and `X-Vulnscan-Signature-256: sha256=<hex>`, ' +
+            'HMAC-SHA256 of the raw body with the webhook\'s secret. Any answer other than 2xx is retried with a doubling backoff.',
+          security: [],
+          parameters: [
+            { name: 'X-Vulnscan-Signature-256', in: 'header' as const, required: true, schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }, description: 'HMAC-SHA256 of the raw body' },
+            { name: 'X-Vulnscan-Event', in: 'header' as const, required: true, schema: { type: 'string' }, description: 'The event name' },
+            { name: 'X-Vulnscan-Delivery', in: 'header' as const, required: true, schema: { type: 'string' }, description: 'The event id, the same on each attempt' }
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/WebhookEvent' }, { $ref: '#/components/schemas/SlackMessage' }] } } }
+          },
+          responses: {
+            '2XX': { description: 'Received' },
+            '4XX': { description: 'Refused: retried until WEBHOOK_ATTEMPTS are spent' }
+          }
+        }
+      }]))
     },
     refResolver: {
       // Components are named by their $id, never def-N.

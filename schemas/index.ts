@@ -5,6 +5,8 @@ import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, Eps
 import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
 import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
+import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookSchema } from './webhook'
+import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
 import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
@@ -17,5 +19,8 @@ export const sharedSchemas = [
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,
-  AuditEntrySchema, PageAuditEntrySchema
+  AuditEntrySchema, PageAuditEntrySchema,
+  CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
+  WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
+  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema
 ]

@@ -66,7 +66,8 @@ export const ScanSchema = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   reason: Type.Optional(Type.String({ description: 'Why the scan failed or was cancelled' })),
   progress: ref(ScanProgressSchema),
-  summary: Type.Optional(ref(ScanSummarySchema))
+  summary: Type.Optional(ref(ScanSummarySchema)),
+  scheduleId: Type.Optional(Type.String({ description: 'The schedule that started the scan (GET /app/schedule/{id}), when one did' }))
 }, { $id: 'Scan' })
 
 export const PageScanSchema = pageOf(ScanSchema, 'PageScan')

@@ -72,6 +72,98 @@ export interface paths {
         patch: operations["updateApiKey"];
         trace?: never;
     };
+    "/admin/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description Newest first, without their secrets. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Events are posted to `url` as JSON (the WebhookEvent schema) or as a Slack message, signed with HMAC-SHA256 in `X-Vulnscan-Signature-256: sha256=<hex>` over the raw body with the secret in this response (shown only here). A failed delivery (no 2xx answer) is retried WEBHOOK_ATTEMPTS times with a doubling backoff; each attempt is in the delivery log. A URL to a private, loopback, link-local or other special address is a 400 unless WEBHOOK_ALLOW names it. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description With its delivery log; deliveries still queued are dropped. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes the given fields; a new `url` is checked as at creation. The secret stays. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/admin/webhook/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log
+         * @description Every attempt, newest first (the latest 200): time, event, status code or error, attempt number, duration. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery
+         * @description Posts a `webhook.test` event (in the webhook's format, signed) once, now, from this process, and answers how it went; the attempt is in the delivery log. Not retried. A refused address or a failing receiver is a 200 whose `ok` is false. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/scan": {
         parameters: {
             query?: never;
@@ -138,6 +230,58 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List schedules
+         * @description Newest first. Needs the `reader` role or higher (any key).
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at each due time of a cron expression read in a time zone. A run that comes due while the previous run's scan is still queued or running is skipped and recorded. Each run's scan carries `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/schedule/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description Its definition, next due time, last run with its scan id, and the runs it skipped. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description No further run starts; scans it started stay, with their `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from then on); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        patch: operations["updateSchedule"];
         trace?: never;
     };
     "/health": {
@@ -285,7 +429,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "scan.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The scan.completed event
+         * @description Posted to each enabled webhook subscribed to the event: the WebhookEvent body for format `json`, a SlackMessage for `slack`. Headers: `X-Vulnscan-Event`, `X-Vulnscan-Delivery` (the event id) and `X-Vulnscan-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body with the webhook's secret. Any answer other than 2xx is retried with a doubling backoff.
+         */
+        post: operations["webhookScanCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scan.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The scan.failed event
+         * @description Posted to each enabled webhook subscribed to the event: the WebhookEvent body for format `json`, a SlackMessage for `slack`. Headers: `X-Vulnscan-Event`, `X-Vulnscan-Delivery` (the event id) and `X-Vulnscan-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body with the webhook's secret. Any answer other than 2xx is retried with a doubling backoff.
+         */
+        post: operations["webhookScanFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scan.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The scan.cancelled event
+         * @description Posted to each enabled webhook subscribed to the event: the WebhookEvent body for format `json`, a SlackMessage for `slack`. Headers: `X-Vulnscan-Event`, `X-Vulnscan-Delivery` (the event id) and `X-Vulnscan-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body with the webhook's secret. Any answer other than 2xx is retried with a doubling backoff.
+         */
+        post: operations["webhookScanCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "finding.new": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The finding.new event
+         * @description Posted to each enabled webhook subscribed to the event: the WebhookEvent body for format `json`, a SlackMessage for `slack`. Headers: `X-Vulnscan-Event`, `X-Vulnscan-Delivery` (the event id) and `X-Vulnscan-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body with the webhook's secret. Any answer other than 2xx is retried with a doubling backoff.
+         */
+        post: operations["webhookFindingNew"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Every error response has this shape */
@@ -488,6 +713,8 @@ export interface components {
             reason?: string;
             progress: components["schemas"]["ScanProgress"];
             summary?: components["schemas"]["ScanSummary"];
+            /** @description The schedule that started the scan (GET /app/schedule/{id}), when one did */
+            scheduleId?: string;
         };
         PageScan: {
             items: components["schemas"]["Scan"][];
@@ -818,6 +1045,418 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        /**
+         * @description Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first; `@daily`, `@hourly` … too. An expression that is not valid or never fires is a 400 that says why.
+         * @example 0 3 * * 1-5
+         */
+        CronExpression: string;
+        /**
+         * @description IANA time zone the expression is read in (daylight saving time included); UTC when a new schedule names none
+         * @example Europe/Paris
+         */
+        TimeZone: string;
+        /**
+         * @description The scan each run starts: the body of POST /app/scan without an id (each run's scan gets its own)
+         * @example {
+         *       "targets": [
+         *         {
+         *           "value": "192.0.2.0/28",
+         *           "type": "cidr"
+         *         }
+         *       ],
+         *       "options": {
+         *         "template": "quick"
+         *       },
+         *       "priority": 3
+         *     }
+         */
+        ScheduledScan: {
+            /** @description What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan */
+            targets: components["schemas"]["Target"][];
+            options?: components["schemas"]["ScanOptions"];
+            /**
+             * @description Queue priority from 1 (least urgent) to 5 (most urgent)
+             * @default 3
+             */
+            priority?: number;
+        };
+        /**
+         * @example {
+         *       "name": "nightly office scan",
+         *       "cron": "0 3 * * 1-5",
+         *       "timezone": "Europe/Paris",
+         *       "enabled": true,
+         *       "scan": {
+         *         "targets": [
+         *           {
+         *             "value": "192.0.2.0/28",
+         *             "type": "cidr"
+         *           }
+         *         ],
+         *         "options": {
+         *           "template": "quick"
+         *         },
+         *         "priority": 3
+         *       }
+         *     }
+         */
+        ScheduleCreate: {
+            /** @description What the schedule is for */
+            name?: string;
+            cron: components["schemas"]["CronExpression"];
+            timezone?: components["schemas"]["TimeZone"];
+            /**
+             * @description A disabled schedule starts no scan
+             * @default true
+             */
+            enabled?: boolean;
+            scan: components["schemas"]["ScheduledScan"];
+        };
+        /**
+         * @description The fields to change; `scan` is replaced whole
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        SchedulePatch: {
+            /** @description What the schedule is for */
+            name?: string;
+            cron?: components["schemas"]["CronExpression"];
+            timezone?: components["schemas"]["TimeZone"];
+            /** @description A disabled schedule starts no scan */
+            enabled?: boolean;
+            scan?: components["schemas"]["ScheduledScan"];
+        };
+        /**
+         * @example {
+         *       "id": "6f1c2e0a-2b7e-4f43-9a55-0c1d7e6b9f10",
+         *       "name": "nightly office scan",
+         *       "cron": "0 3 * * 1-5",
+         *       "timezone": "Europe/Paris",
+         *       "enabled": true,
+         *       "scan": {
+         *         "targets": [
+         *           {
+         *             "value": "192.0.2.0/28",
+         *             "type": "cidr"
+         *           }
+         *         ],
+         *         "options": {
+         *           "template": "quick"
+         *         },
+         *         "priority": 3
+         *       },
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z",
+         *       "nextRunAt": "2026-01-07T02:00:00.000Z",
+         *       "lastRun": {
+         *         "dueAt": "2026-01-06T02:00:00.000Z",
+         *         "scanId": "6f1c2e0a-2b7e-4f43-9a55-0c1d7e6b9f10.1767664800000"
+         *       },
+         *       "runs": 1,
+         *       "skippedTotal": 0,
+         *       "skipped": []
+         *     }
+         */
+        Schedule: {
+            id: string;
+            name: string;
+            cron: string;
+            timezone: string;
+            enabled: boolean;
+            scan: components["schemas"]["ScheduledScan"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description When the next run is due; null when disabled or the expression never fires again */
+            nextRunAt: string | null;
+            /** @description The last run that started a scan; null before the first */
+            lastRun: {
+                /**
+                 * Format: date-time
+                 * @description The due time of the run
+                 */
+                dueAt: string;
+                /** @description The scan it started (its `scheduleId` is this schedule) */
+                scanId: string;
+            } | null;
+            /** @description Runs that started a scan */
+            runs: number;
+            /** @description Runs left out because the previous scan was still queued or running */
+            skippedTotal: number;
+            /** @description The latest skipped runs, newest first (at most 20) */
+            skipped: {
+                /** Format: date-time */
+                dueAt: string;
+                /** @description The scan still in flight then */
+                inFlight: string;
+            }[];
+        };
+        PageSchedule: {
+            items: components["schemas"]["Schedule"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * @description http or https URL the events are posted to. Private, loopback, link-local, CGNAT, multicast and other special addresses are refused unless WEBHOOK_ALLOW names them; a host name is resolved and checked again at each delivery, which connects to the address it checked. Redirects are not followed.
+         * @example https://hooks.example.com/vulnscan
+         */
+        WebhookUrl: string;
+        /** @description Which new findings `finding.new` tells; scan events are not filtered */
+        WebhookFilter: {
+            /**
+             * @description Only findings of this severity or worse
+             * @enum {string}
+             */
+            minSeverity?: "critical" | "high" | "medium" | "low" | "none";
+            /** @description Only findings on CISA's Known Exploited Vulnerabilities list */
+            kevOnly?: boolean;
+            /**
+             * @description Only findings of this confidence or higher
+             * @enum {string}
+             */
+            minConfidence?: "high" | "medium" | "low";
+        };
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/vulnscan",
+         *       "events": [
+         *         "scan.failed",
+         *         "finding.new"
+         *       ],
+         *       "filter": {
+         *         "minSeverity": "high",
+         *         "kevOnly": false,
+         *         "minConfidence": "medium"
+         *       },
+         *       "format": "json",
+         *       "description": "security channel"
+         *     }
+         */
+        WebhookCreate: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @description `scan.completed`, `scan.failed`, `scan.cancelled`: a scan ended so (the Scan is in the body). `finding.new`: a scan found findings on a host not seen there before, filtered by `filter` */
+            events: ("scan.completed" | "scan.failed" | "scan.cancelled" | "finding.new")[];
+            filter?: components["schemas"]["WebhookFilter"];
+            /**
+             * @description `json`: the WebhookEvent body. `slack`: a Slack-compatible message `{"text": …}`
+             * @default json
+             * @enum {string}
+             */
+            format?: "json" | "slack";
+            /** @default true */
+            enabled?: boolean;
+            /** @description What the webhook is for */
+            description?: string;
+        };
+        /**
+         * @description The fields to change; `filter` is replaced whole
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        WebhookPatch: {
+            url?: components["schemas"]["WebhookUrl"];
+            /** @description `scan.completed`, `scan.failed`, `scan.cancelled`: a scan ended so (the Scan is in the body). `finding.new`: a scan found findings on a host not seen there before, filtered by `filter` */
+            events?: ("scan.completed" | "scan.failed" | "scan.cancelled" | "finding.new")[];
+            filter?: components["schemas"]["WebhookFilter"];
+            /**
+             * @description `json`: the WebhookEvent body. `slack`: a Slack-compatible message `{"text": …}`
+             * @enum {string}
+             */
+            format?: "json" | "slack";
+            enabled?: boolean;
+            /** @description What the webhook is for */
+            description?: string;
+        };
+        /**
+         * @description A webhook; its secret is shown only when it is created
+         * @example {
+         *       "id": "0b6f1c52-3f0e-4d8e-a0a4-9f3c2f1d7e11",
+         *       "url": "https://hooks.example.com/vulnscan",
+         *       "events": [
+         *         "scan.failed",
+         *         "finding.new"
+         *       ],
+         *       "filter": {
+         *         "minSeverity": "high"
+         *       },
+         *       "format": "json",
+         *       "enabled": true,
+         *       "description": "security channel",
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z"
+         *     }
+         */
+        Webhook: {
+            id: string;
+            url: string;
+            events: ("scan.completed" | "scan.failed" | "scan.cancelled" | "finding.new")[];
+            filter: components["schemas"]["WebhookFilter"];
+            /** @enum {string} */
+            format: "json" | "slack";
+            enabled: boolean;
+            description: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "id": "0b6f1c52-3f0e-4d8e-a0a4-9f3c2f1d7e11",
+         *       "url": "https://hooks.example.com/vulnscan",
+         *       "events": [
+         *         "scan.failed",
+         *         "finding.new"
+         *       ],
+         *       "filter": {
+         *         "minSeverity": "high"
+         *       },
+         *       "format": "json",
+         *       "enabled": true,
+         *       "description": "security channel",
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z",
+         *       "secret": "whsec_4bq1c0Yg0y3mVw2m6nq2m4r7p1s8t5u9x0z3a6d9f2h"
+         *     }
+         */
+        WebhookCreated: {
+            id: string;
+            url: string;
+            events: ("scan.completed" | "scan.failed" | "scan.cancelled" | "finding.new")[];
+            filter: components["schemas"]["WebhookFilter"];
+            /** @enum {string} */
+            format: "json" | "slack";
+            enabled: boolean;
+            description: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Signs every body: `X-Vulnscan-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`. Shown only in this response: store it now. */
+            secret: string;
+        };
+        PageWebhook: {
+            items: components["schemas"]["Webhook"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * @example {
+         *       "id": "9d2e6f3a-1c4b-4e8a-b7f0-2a5c8d1e4f60",
+         *       "at": "2026-01-06T02:14:03.120Z",
+         *       "event": "scan.failed",
+         *       "eventId": "3f9a1c0e7b2d4a6f8e1c3b5d7f9a2c4e",
+         *       "attempt": 2,
+         *       "statusCode": 500,
+         *       "error": "answered 500",
+         *       "durationMs": 41,
+         *       "ok": false,
+         *       "willRetry": true
+         *     }
+         */
+        WebhookDelivery: {
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the attempt started
+             */
+            at: string;
+            /** @description The event sent (`webhook.test` for a test delivery) */
+            event: string;
+            /** @description The event's id, the same on every attempt (header `X-Vulnscan-Delivery`) */
+            eventId: string;
+            attempt: number;
+            /** @description The receiver's HTTP status; null when none came */
+            statusCode: number | null;
+            /** @description Why the attempt failed: a refused address, a timeout, a connection error or a non-2xx status */
+            error: string | null;
+            durationMs: number;
+            /** @description A 2xx answer came */
+            ok: boolean;
+            /** @description Another attempt follows (after a backoff) */
+            willRetry: boolean;
+        };
+        PageWebhookDelivery: {
+            items: components["schemas"]["WebhookDelivery"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * @description The body of a `json` webhook (POST, `Content-Type: application/json`), signed in `X-Vulnscan-Signature-256: sha256=<hex>` (HMAC-SHA256 of the raw body with the webhook's secret); `X-Vulnscan-Event` names the event. A `slack` webhook gets `{"text": …}` instead.
+         * @example {
+         *       "id": "3f9a1c0e7b2d4a6f8e1c3b5d7f9a2c4e",
+         *       "event": "finding.new",
+         *       "createdAt": "2026-01-06T02:14:03.120Z",
+         *       "scan": {
+         *         "id": "scan-1"
+         *       },
+         *       "host": "192.0.2.10",
+         *       "findings": [
+         *         {
+         *           "id": "5c1f0e2d3b4a59687a6b5c4d",
+         *           "address": "192.0.2.10",
+         *           "port": 22,
+         *           "cveId": "CVE-2024-6387",
+         *           "severity": "high",
+         *           "cvss": 8.1,
+         *           "cvssVersion": "3.1",
+         *           "kev": false,
+         *           "confidence": "medium",
+         *           "product": "OpenSSH",
+         *           "version": "9.2p1",
+         *           "description": "A signal handler race condition was found in OpenSSH's server (sshd)…",
+         *           "status": "open"
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookEvent: {
+            /** @description The event id (also in `X-Vulnscan-Delivery`): the same on every attempt, so a receiver can drop a repeat */
+            id: string;
+            /** @enum {string} */
+            event: "scan.completed" | "scan.failed" | "scan.cancelled" | "finding.new" | "webhook.test";
+            /** Format: date-time */
+            createdAt: string;
+            /** @description scan.*: the Scan as GET /app/scan/{id} shows it; finding.new: the id of the scan that found them */
+            scan?: components["schemas"]["Scan"] | {
+                id: string;
+                scheduleId?: string;
+            };
+            /** @description finding.new: the host the findings are on */
+            host?: string;
+            /** @description finding.new: the new findings that pass the webhook's filter */
+            findings?: {
+                id: string;
+                address: string;
+                port: number;
+                cveId: string;
+                severity: string;
+                cvss: number | null;
+                cvssVersion: string | null;
+                /** @description On CISA's Known Exploited Vulnerabilities list */
+                kev: boolean;
+                /** @enum {string} */
+                confidence: "high" | "medium" | "low";
+                product: string;
+                version: string | null;
+                /** @description The CVE description, at most 500 characters */
+                description: string;
+                status: string;
+            }[];
+            /** @description webhook.test only */
+            message?: string;
+        };
+        /** @description The body of a `slack` webhook: a Slack-compatible incoming-webhook message */
+        SlackMessage: {
+            /** @description One line saying what happened (for finding.new, one more line per finding, at most 20) */
+            text: string;
         };
     };
     responses: never;
@@ -1178,6 +1817,604 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageWebhook"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The webhook with its secret, shown only here */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description The changed webhook */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of delivery attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageWebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description The request is invalid; `error` names the field */
@@ -1626,6 +2863,411 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next due time */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description The changed schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2287,6 +3929,150 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    webhookScanCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description HMAC-SHA256 of the raw body */
+                "X-Vulnscan-Signature-256": string;
+                /** @description The event name */
+                "X-Vulnscan-Event": string;
+                /** @description The event id, the same on each attempt */
+                "X-Vulnscan-Delivery": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] | components["schemas"]["SlackMessage"];
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: retried until WEBHOOK_ATTEMPTS are spent */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookScanFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description HMAC-SHA256 of the raw body */
+                "X-Vulnscan-Signature-256": string;
+                /** @description The event name */
+                "X-Vulnscan-Event": string;
+                /** @description The event id, the same on each attempt */
+                "X-Vulnscan-Delivery": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] | components["schemas"]["SlackMessage"];
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: retried until WEBHOOK_ATTEMPTS are spent */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookScanCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description HMAC-SHA256 of the raw body */
+                "X-Vulnscan-Signature-256": string;
+                /** @description The event name */
+                "X-Vulnscan-Event": string;
+                /** @description The event id, the same on each attempt */
+                "X-Vulnscan-Delivery": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] | components["schemas"]["SlackMessage"];
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: retried until WEBHOOK_ATTEMPTS are spent */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookFindingNew: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description HMAC-SHA256 of the raw body */
+                "X-Vulnscan-Signature-256": string;
+                /** @description The event name */
+                "X-Vulnscan-Event": string;
+                /** @description The event id, the same on each attempt */
+                "X-Vulnscan-Delivery": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] | components["schemas"]["SlackMessage"];
+            };
+        };
+        responses: {
+            /** @description Received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: retried until WEBHOOK_ATTEMPTS are spent */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

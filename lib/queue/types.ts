@@ -53,3 +53,58 @@ export function toQueuePriority (priority: number): number {
 export function fromQueuePriority (queuePriority: number | undefined): number {
   return queuePriority === undefined ? DEFAULT_PRIORITY : PRIORITY_MAX + PRIORITY_MIN - queuePriority
 }
+
+/** Called at each due time of a schedule, in one process of the service; `dueAt` is the time it was due. */
+export type DueHandler = (scheduleId: string, dueAt: Date) => Promise<void>
+
+/**
+ * Fires schedules at their cron times: BullMQ job schedulers on Redis (each due time is one job, taken by one of
+ * the workers, kept across restarts), timers in process on the embedded default.
+ */
+export interface ScheduleTimer {
+  readonly kind: 'bullmq' | 'memory'
+  /** Fire `id` at every due time of `cron` read in `timezone`, from now on; replaces what `id` had. */
+  upsert(id: string, cron: string, timezone: string): Promise<void>
+  /** Stop firing `id` (no error when it was not registered). */
+  remove(id: string): Promise<void>
+  /** The ids registered now. */
+  ids(): Promise<string[]>
+  /** Run due times in this process from now on, until close. */
+  process(handler: DueHandler): Promise<void>
+  close(): Promise<void>
+}
+
+/** One event for one webhook: the body is built once, so every attempt sends (and signs) the same bytes. */
+export interface DeliveryJobData {
+  webhookId: string
+  event: string
+  eventId: string
+  body: string
+}
+
+/** Runs one attempt (1-based); throws to have it retried (after a backoff) unless `final`, or a PermanentJobError to stop. */
+export type DeliveryHandler = (job: DeliveryJobData, attempt: number, final: boolean) => Promise<void>
+
+/** A failure no retry can mend (e.g. the address is refused): the job ends at once. */
+export class PermanentJobError extends Error {
+  override readonly name = 'PermanentJobError'
+}
+
+/**
+ * Webhook deliveries: a BullMQ queue with attempts and exponential backoff on Redis (a delivery outlives the
+ * process that queued it), in-process timers on the embedded default.
+ */
+export interface DeliveryQueue {
+  readonly kind: 'bullmq' | 'memory'
+  /** Queue a delivery; an id queued before changes nothing (an event is delivered once per webhook). */
+  add(id: string, job: DeliveryJobData): Promise<void>
+  /** Run deliveries in this process from now on, until close. */
+  process(handler: DeliveryHandler): Promise<void>
+  close(): Promise<void>
+}
+
+export interface RetryOptions {
+  attempts: number
+  /** Wait before the second attempt; doubled for each later one. */
+  backoffMs: number
+}

@@ -2,7 +2,7 @@
 import type { Role } from '../access'
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
 import type { DataSources } from '../sources/source-store'
-import type { ScanStatus } from '../vocabulary'
+import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
 export type { ScanStatus }
 
@@ -68,7 +68,130 @@ export interface ScanRecord {
   keyScope?: string[]
   /** How many host-batch jobs the scan was split into (set when planned). */
   batches?: number
+  /** The schedule that started the scan, when one did. */
+  scheduleId?: string
 }
+
+/** The scan a schedule starts at each due time: POST /app/scan's body without an id. */
+export interface ScheduledScan {
+  targets: Target[]
+  options?: { template?: TemplateName, ports?: string }
+  priority?: number
+}
+
+/** A run a schedule left out because its previous scan was still in flight. */
+export interface SkippedRun {
+  dueAt: string
+  /** The scan still queued or running at that time. */
+  inFlight: string
+}
+
+export interface ScheduleRecord {
+  id: string
+  name: string
+  /** Cron expression (5 fields, or 6 with seconds first). */
+  cron: string
+  /** IANA time zone the expression is read in. */
+  timezone: string
+  enabled: boolean
+  scan: ScheduledScan
+  createdAt: string
+  updatedAt: string
+  /** Key id (or 'service') that created the schedule; its scans carry it. */
+  createdBy: string
+  /** The creating key's scope, applied to every scan the schedule starts. */
+  keyScope?: string[]
+  /** The last run that started a scan. */
+  lastRun?: { dueAt: string, scanId: string }
+  /** Runs that started a scan. */
+  runs: number
+  /** Runs left out because the previous scan was still in flight, and the latest of them. */
+  skippedTotal: number
+  skipped: SkippedRun[]
+}
+
+/** What may change on a schedule after it is made. */
+export interface SchedulePatch {
+  name?: string
+  cron?: string
+  timezone?: string
+  enabled?: boolean
+  scan?: ScheduledScan
+  /** Set with `scan`: the scope of the key that chose the new targets, which the runs keep from then on. */
+  keyScope?: string[]
+  updatedAt: string
+}
+
+/**
+ * What the store made of one due time of a schedule: `run` claimed it for a new scan (with `scanId`), `again` is
+ * the same claim seen a second time (a retried job: make sure its scan exists), `skipped` recorded it as left out
+ * (the previous scan still in flight), `stale` means a due time at or after it was already handled, `disabled`
+ * and `gone` that the schedule no longer runs.
+ */
+export type ScheduleClaim =
+  | { outcome: 'run' | 'again', schedule: ScheduleRecord }
+  | { outcome: 'skipped', schedule: ScheduleRecord, inFlight: string }
+  | { outcome: 'stale' | 'disabled' | 'gone' }
+
+/** Which new findings a `finding.new` webhook is told about. */
+export interface WebhookFilter {
+  /** Only findings of this severity or worse. */
+  minSeverity?: 'critical' | 'high' | 'medium' | 'low' | 'none'
+  /** Only findings on CISA's Known Exploited Vulnerabilities list. */
+  kevOnly?: boolean
+  /** Only findings of this confidence or higher. */
+  minConfidence?: 'high' | 'medium' | 'low'
+}
+
+export interface WebhookRecord {
+  id: string
+  url: string
+  events: WebhookEvent[]
+  filter: WebhookFilter
+  format: WebhookFormat
+  enabled: boolean
+  description: string
+  /** Signs each body (HMAC-SHA256); shown to the client once, at creation. */
+  secret: string
+  createdAt: string
+  updatedAt: string
+  createdBy: string
+}
+
+export interface WebhookPatch {
+  url?: string
+  events?: WebhookEvent[]
+  filter?: WebhookFilter
+  format?: WebhookFormat
+  enabled?: boolean
+  description?: string
+  updatedAt: string
+}
+
+/** One attempt to deliver one event to one webhook. */
+export interface WebhookDelivery {
+  id: string
+  webhookId: string
+  at: string
+  event: string
+  /** The event's id (the same on every attempt and in the X-Vulnscan-Delivery header). */
+  eventId: string
+  attempt: number
+  /** The HTTP status the receiver answered; null when no answer came. */
+  statusCode: number | null
+  /** Why the attempt failed, when it did (refused address, timeout, connection error, non-2xx answer). */
+  error: string | null
+  durationMs: number
+  ok: boolean
+  /** Whether another attempt follows this failed one. */
+  willRetry: boolean
+}
+
+/** How many deliveries each webhook's log keeps, newest first. */
+export const WEBHOOK_DELIVERIES_KEPT = 200
+
+/** How many skipped runs a schedule keeps (the total is counted beyond them). */
+export const SKIPPED_RUNS_KEPT = 20
 
 export interface HostPort extends Omit<PortResult, 'service'> {
   service?: string
@@ -191,6 +314,31 @@ export interface Store {
   appendAudit(entry: AuditEntry, retentionMs: number): Promise<void>
   /** Newest first. */
   listAudit(opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>>
+
+  createSchedule(schedule: ScheduleRecord): Promise<void>
+  getSchedule(id: string): Promise<ScheduleRecord | null>
+  /** Newest first. */
+  listSchedules(opts: ListOptions): Promise<Page<ScheduleRecord>>
+  /** Null when no schedule has that id. Run history is kept. */
+  updateSchedule(id: string, patch: SchedulePatch): Promise<ScheduleRecord | null>
+  deleteSchedule(id: string): Promise<boolean>
+  /**
+   * Decide, atomically across processes, what one due time of a schedule does: start `scanId`, or be skipped
+   * because the scan of the last run is still queued or running. Each due time is decided once.
+   */
+  claimScheduleRun(id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim>
+
+  createWebhook(webhook: WebhookRecord): Promise<void>
+  getWebhook(id: string): Promise<WebhookRecord | null>
+  /** Newest first. */
+  listWebhooks(opts: ListOptions): Promise<Page<WebhookRecord>>
+  updateWebhook(id: string, patch: WebhookPatch): Promise<WebhookRecord | null>
+  /** Deletes its delivery log too. */
+  deleteWebhook(id: string): Promise<boolean>
+  /** Append to a webhook's delivery log, keeping the newest WEBHOOK_DELIVERIES_KEPT. */
+  appendWebhookDelivery(delivery: WebhookDelivery): Promise<void>
+  /** Newest first. */
+  listWebhookDeliveries(webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

@@ -16,6 +16,7 @@ import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
 import { scopeFor } from '../access'
+import type { Notifier } from '../webhooks/events'
 
 export interface ScanJobData {
   scanId: string
@@ -53,6 +54,8 @@ export interface RunnerDeps {
   attempts: number
   /** How often a running batch checks whether its scan was cancelled. */
   cancelPollMs?: number
+  /** Told when a scan ends and when a host write finds new findings (webhooks); it never throws. */
+  notifier?: Notifier
 }
 
 /** A failure that retrying cannot mend (bad targets, a scan gone): the scan fails at once. */
@@ -89,7 +92,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
 
   async function fail (scanId: string, reason: string): Promise<void> {
     const r = await store.updateScan(scanId, { status: 'failed', reason, finishedAt: new Date().toISOString() })
-    if (r?.applied === true) log.warn({ scanId, reason }, 'scan failed')
+    if (r?.applied === true) {
+      log.warn({ scanId, reason }, 'scan failed')
+      await deps.notifier?.scanEnded(r.scan)
+    }
   }
 
   async function plan (scanId: string): Promise<void> {
@@ -230,7 +236,9 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
-      await results.recordHost({ scanId, at: new Date().toISOString(), host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled })
+      const at = new Date().toISOString()
+      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled })
+      if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
     }
     try {
       await scanHosts(hosts, {
@@ -275,7 +283,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const r = await store.updateScan(scanId, errors.length > 0
       ? { status: 'failed', reason: errors.join('; '), summary: total, finishedAt: new Date().toISOString() }
       : { status: 'completed', summary: total, finishedAt: new Date().toISOString() })
-    if (r?.applied === true) log.info({ scanId, status: r.scan.status, summary: total }, 'scan finished')
+    if (r?.applied === true) {
+      log.info({ scanId, status: r.scan.status, summary: total }, 'scan finished')
+      await deps.notifier?.scanEnded(r.scan)
+    }
   }
 
   async function finalFailure (data: ScanJobData, reason: string): Promise<void> {

@@ -8,6 +8,8 @@ import { backends, build, SERVICE_KEY, type Backend } from '../helper'
 import { finding, write } from '../support/results'
 import { rawFixture } from '../support/nvd-fixtures'
 import { findingId } from '../../lib/store/results-merge'
+import { freePort, loopbackAddress } from '../support/loopback'
+import { isIP } from 'node:net'
 import {
   invalidRequest, loadDocument, operations, ResponseChecker, urlOf, validRequest,
   type FuzzRequest, type Operation, type Pools
@@ -24,10 +26,13 @@ const doc = loadDocument()
 const checker = new ResponseChecker(doc)
 // Creations go first so that the lists read what the fuzz created (odd ids included); runs that remove or change
 // seeded objects go last, so reads see them first.
-const ORDER = ['createScan', 'createApiKey']
-const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey']
+const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook']
+const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook']
 const rank = (id: string): number => ORDER.includes(id) ? -2 : LAST.indexOf(id)
 const ops = operations(doc).sort((a, b) => rank(a.id) - rank(b.id))
+
+/** Every address outside 127.0.0.0/8 (an IPv4-mapped one is read as its IPv4 address). */
+const NOT_LOOPBACK = '0.0.0.0/2,64.0.0.0/3,96.0.0.0/4,112.0.0.0/5,120.0.0.0/6,124.0.0.0/7,126.0.0.0/8,128.0.0.0/1,::/0'
 
 interface World {
   app: FastifyInstance
@@ -57,6 +62,12 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
   }
   const created = await app.inject({ method: 'POST', url: '/admin/keys', headers: auth, payload: { label: 'fuzz' } })
   const { key, id: keyId } = created.json() as { key: string, id: string }
+  const schedule = await app.inject({ method: 'POST', url: '/app/schedule', headers: auth, payload: { cron: '0 3 * * *', scan: { targets: [{ type: 'single_ip', value: '127.0.0.9' }] } } })
+  if (schedule.statusCode !== 201) throw new Error(`seeding a schedule: ${schedule.statusCode} ${schedule.body}`)
+  // Its test deliveries go to a loopback port nobody listens on (WEBHOOK_ALLOW lets loopback through here).
+  const hookHost = loopbackAddress()
+  const webhook = await app.inject({ method: 'POST', url: '/admin/webhook', headers: auth, payload: { url: `http://${hookHost}:${await freePort(hookHost)}/hook`, events: ['scan.completed'] } })
+  if (webhook.statusCode !== 201) throw new Error(`seeding a webhook: ${webhook.statusCode} ${webhook.body}`)
   return {
     app,
     dynamicKey: key,
@@ -64,6 +75,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
       params: {
         id: scanIds,
         keyId: [keyId],
+        scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
+        webhookId: [(webhook.json() as { id: string }).id, 'no-such-webhook'],
         findingId: [findingId(hosts[0], 22, 'CVE-2024-6387'), findingId(hosts[1], 6379, 'CVE-2022-0543')],
         address: [...hosts, '127.0.0.99'],
         cveId: ['CVE-2024-6387', 'cve-2022-0543', 'CVE-2021-41773']
@@ -79,7 +92,11 @@ const TRICKY_IDS = ['x:state', 'x', 'seed-queued:state', 'seed-queued:progress',
 /** The pools keyed by the parameter names of one operation (several operations name different things `id`). */
 function poolsFor (op: Operation, world: World): Pools {
   const p = world.pools.params
-  const id = op.path.startsWith('/admin/keys') ? p.keyId : op.path.startsWith('/vulnerability/finding') ? p.findingId : p.id
+  const id = op.path.startsWith('/admin/keys')
+    ? p.keyId
+    : op.path.startsWith('/vulnerability/finding')
+      ? p.findingId
+      : op.path.startsWith('/app/schedule') ? p.scheduleId : op.path.startsWith('/admin/webhook') ? p.webhookId : p.id
   return { params: { id, address: p.address, cveId: p.cveId }, bodyIds: TRICKY_IDS }
 }
 
@@ -104,7 +121,25 @@ interface Violation { kind: string, detail: string }
 
 /** Whether a body would make the service resolve a name: never sent (no DNS here beyond /etc/hosts). */
 function asksForDns (r: FuzzRequest): boolean {
-  return r.payload?.includes('dns_name') === true
+  return r.payload?.includes('dns_name') === true || webhookName(r.payload) !== null
+}
+
+/** The host name (not an address, not localhost) of a webhook URL in a body: a test delivery would resolve it. */
+function webhookName (payload: string | undefined): string | null {
+  if (payload === undefined) return null
+  let url: unknown
+  try {
+    url = (JSON.parse(payload) as { url?: unknown }).url
+  } catch {
+    return null
+  }
+  if (typeof url !== 'string') return null
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+    return isIP(host) !== 0 || host === 'localhost' || host === '' ? null : host
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -232,7 +267,8 @@ test('every operation in openapi.yaml answers every generated request as the doc
   for (const backend of await backends()) {
     await t.test(backend, async (t) => {
       // Only loopback may ever be scanned, and the worker is off: a generated scan is queued, never run.
-      const overrides = { SCAN_ALLOW: '127.0.0.0/8,::1/128', BODY_LIMIT: 262144 }
+      // Webhooks may go to loopback only: every other range is denied (the deny list wins over the allow list).
+      const overrides = { SCAN_ALLOW: '127.0.0.0/8,::1/128', BODY_LIMIT: 262144, WEBHOOK_ALLOW: '127.0.0.0/8', WEBHOOK_DENY: NOT_LOOPBACK, WEBHOOK_TIMEOUT_MS: 1000 }
       const main = await seed((await build(t, backend, overrides)).app, 'all')
       // A stream of a queued scan stays open while the worker is off; the stream route gets a store whose
       // scans have all ended, so a 200 stream closes and "no hang" stays checkable.

@@ -10,6 +10,7 @@ import { createVulnscanClient, type VulnscanClient } from '../../sdk'
 import { generateSdkTypes, OPENAPI_FILE, SDK_TYPES_FILE } from '../../scripts/gen-sdk'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { startFakeNvd } from '../support/fake-nvd'
+import { startReceiver } from '../support/webhook-receiver'
 import { listenOnLoopback } from '../support/raw-http'
 
 interface Operation {
@@ -82,7 +83,7 @@ test('every operation through the generated client agrees with openapi.yaml', as
     // admits any rate: the client need not keep to NVD's public 5 requests per 30 s.
     const nvd = await startFakeNvd({ rateLimit: null })
     t.teardown(() => nvd.close())
-    const { app } = await build(t, backend, { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
+    const { app } = await build(t, backend, { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000, WEBHOOK_ALLOW: '127.0.0.0/8' })
     const listening = await listenOnLoopback(app)
     const baseUrl = `http://${listening.host}:${listening.port}`
     const validate = contractChecker()
@@ -158,6 +159,40 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.DELETE('/admin/keys/{id}', { params: { path: { id: key.id } } })).response.status, 204)
       t.equal((await user.GET('/host')).response.status, 401, 'a revoked key is refused at once')
       t.equal((await admin.DELETE('/admin/keys/{id}', { params: { path: { id: key.id } } })).response.status, 404, 'revoking twice is a 404')
+    })
+
+    t.test('schedules: create, list, change, delete', async (t) => {
+      const created = await admin.POST('/app/schedule', { body: { name: 'sdk', cron: '0 3 * * 1-5', timezone: 'Europe/Paris', scan: { targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery' } } } })
+      t.equal(created.response.status, 201)
+      const id = created.data!.id
+      t.ok(created.data?.nextRunAt, 'a next run')
+      const bad = await admin.POST('/app/schedule', { body: { cron: '0 3 * *', scan: { targets: [{ value: '127.0.0.1', type: 'single_ip' }] } } })
+      t.equal(bad.response.status, 400, 'a cron with 4 fields: 400')
+      t.ok((await admin.GET('/app/schedule', { params: { query: { limit: 10 } } })).data?.items.some((x) => x.id === id))
+      t.equal((await admin.GET('/app/schedule/{id}', { params: { path: { id } } })).data?.name, 'sdk')
+      const off = await admin.PATCH('/app/schedule/{id}', { params: { path: { id } }, body: { enabled: false } })
+      t.equal(off.data?.nextRunAt, null, 'disabled: no next run')
+      t.equal((await admin.DELETE('/app/schedule/{id}', { params: { path: { id } } })).response.status, 204)
+      t.equal((await admin.GET('/app/schedule/{id}', { params: { path: { id } } })).response.status, 404)
+    })
+
+    t.test('webhooks: create, test delivery, log, change, delete', async (t) => {
+      const rx = await startReceiver([204])
+      t.teardown(() => rx.close())
+      const created = await admin.POST('/admin/webhook', { body: { url: rx.url, events: ['scan.failed'], filter: { minSeverity: 'high' }, format: 'json' } })
+      t.equal(created.response.status, 201)
+      const id = created.data!.id
+      t.match(created.data?.secret, /^whsec_/)
+      t.equal((await admin.POST('/admin/webhook', { body: { url: 'http://10.0.0.1/x', events: ['scan.failed'] } })).response.status, 400, 'a private address: 400')
+      t.ok((await admin.GET('/admin/webhook', { params: { query: { limit: 10 } } })).data?.items.some((w) => w.id === id))
+      t.equal((await admin.GET('/admin/webhook/{id}', { params: { path: { id } } })).data?.url, rx.url)
+      const sent = await admin.POST('/admin/webhook/{id}/test', { params: { path: { id } } })
+      t.match(sent.data, { ok: true, statusCode: 204, event: 'webhook.test' })
+      t.equal((await rx.waitFor(1)).length, 1)
+      t.equal((await admin.GET('/admin/webhook/{id}/deliveries', { params: { path: { id }, query: { limit: 5 } } })).data?.total, 1)
+      t.equal((await admin.PATCH('/admin/webhook/{id}', { params: { path: { id } }, body: { enabled: false } })).data?.enabled, false)
+      t.equal((await admin.DELETE('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 204)
+      t.equal((await admin.GET('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 404)
     })
 
     const scanId = `sdk-${backend}-${Date.now()}`

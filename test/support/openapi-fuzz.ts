@@ -258,7 +258,12 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
     ? fc.constant(undefined)
     : fc.tuple(valid(doc, op.body, {
       Target: loopbackTarget,
-      ScanOptions: fc.oneof(valid(doc, doc.components.schemas.ScanOptions), fc.record({ template: valid(doc, doc.components.schemas.ScanOptions.properties.template), ports: portSpec }, { requiredKeys: [] }))
+      ScanOptions: fc.oneof(valid(doc, doc.components.schemas.ScanOptions), fc.record({ template: valid(doc, doc.components.schemas.ScanOptions.properties.template), ports: portSpec }, { requiredKeys: [] })),
+      // Expressions and zones the service accepts, beside ones it refuses: random text is almost never a cron.
+      CronExpression: fc.oneof(fc.constantFrom('0 3 * * 1-5', '*/5 * * * * *', '@daily', '0 0 1 1 *', '30 2 * * sun'), valid(doc, doc.components.schemas.CronExpression)),
+      // A test delivery may reach what PATCH sets: loopback only (the fuzz's deny list refuses the rest), no name to resolve.
+      WebhookUrl: fc.oneof(fc.constantFrom('http://127.0.0.9:9/x?token=1', 'http://localhost:9/x', 'http://10.0.0.1/x', 'http://[::1]:9/x', 'http://93.184.216.34:8080/x'), valid(doc, doc.components.schemas.WebhookUrl)),
+      TimeZone: fc.oneof(fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'), valid(doc, doc.components.schemas.TimeZone))
     }), fc.option(fc.nat(), { freq: 2 })).map(([b, pick]) => {
       const body = b as Record<string, unknown>
       if (pick !== null && ids.length > 0 && 'id' in (resolve(doc, op.body as Schema).properties ?? {})) body.id = ids[pick % ids.length]

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -15,6 +15,13 @@ export class MemoryStore implements Store {
   protected pending = new Map<string, Set<string>>()
   /** Oldest first. */
   protected audit: AuditEntry[] = []
+  /** Oldest first (Map keeps insertion order). */
+  protected schedules = new Map<string, ScheduleRecord>()
+  /** The latest due time (ms) each schedule decided, run or skipped. */
+  protected scheduleSeen = new Map<string, number>()
+  protected webhooks = new Map<string, WebhookRecord>()
+  /** Newest first, per webhook. */
+  protected deliveries = new Map<string, WebhookDelivery[]>()
 
   constructor (private readonly invalidation?: InvalidationChannel) {}
   /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
@@ -175,5 +182,90 @@ export class MemoryStore implements Store {
   async touchApiKey (hash: string, at: string): Promise<void> {
     const k = this.keys.get(hash)
     if (k) k.lastUsedAt = at
+  }
+
+  async createSchedule (schedule: ScheduleRecord): Promise<void> {
+    this.schedules.set(schedule.id, structuredClone(schedule))
+  }
+
+  async getSchedule (id: string): Promise<ScheduleRecord | null> {
+    const s = this.schedules.get(id)
+    return s ? structuredClone(s) : null
+  }
+
+  async listSchedules (opts: ListOptions): Promise<Page<ScheduleRecord>> {
+    const all = [...this.schedules.values()].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => structuredClone(s)), total: all.length }
+  }
+
+  async updateSchedule (id: string, patch: SchedulePatch): Promise<ScheduleRecord | null> {
+    const s = this.schedules.get(id)
+    if (!s) return null
+    Object.assign(s, structuredClone(patch))
+    return structuredClone(s)
+  }
+
+  async deleteSchedule (id: string): Promise<boolean> {
+    this.scheduleSeen.delete(id)
+    return this.schedules.delete(id)
+  }
+
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+    const s = this.schedules.get(id)
+    if (!s) return { outcome: 'gone' }
+    if (!s.enabled) return { outcome: 'disabled' }
+    const due = dueAt.getTime()
+    if (due <= (this.scheduleSeen.get(id) ?? -1)) {
+      return s.lastRun?.scanId === scanId ? { outcome: 'again', schedule: structuredClone(s) } : { outcome: 'stale' }
+    }
+    this.scheduleSeen.set(id, due)
+    const last = s.lastRun === undefined ? undefined : this.scans.get(s.lastRun.scanId)
+    if (last !== undefined && !isTerminal(last.status)) {
+      s.skippedTotal++
+      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      return { outcome: 'skipped', schedule: structuredClone(s), inFlight: last.id }
+    }
+    s.lastRun = { dueAt: dueAt.toISOString(), scanId }
+    s.runs++
+    return { outcome: 'run', schedule: structuredClone(s) }
+  }
+
+  async createWebhook (webhook: WebhookRecord): Promise<void> {
+    this.webhooks.set(webhook.id, structuredClone(webhook))
+  }
+
+  async getWebhook (id: string): Promise<WebhookRecord | null> {
+    const w = this.webhooks.get(id)
+    return w ? structuredClone(w) : null
+  }
+
+  async listWebhooks (opts: ListOptions): Promise<Page<WebhookRecord>> {
+    const all = [...this.webhooks.values()].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((w) => structuredClone(w)), total: all.length }
+  }
+
+  async updateWebhook (id: string, patch: WebhookPatch): Promise<WebhookRecord | null> {
+    const w = this.webhooks.get(id)
+    if (!w) return null
+    Object.assign(w, structuredClone(patch))
+    return structuredClone(w)
+  }
+
+  async deleteWebhook (id: string): Promise<boolean> {
+    this.deliveries.delete(id)
+    return this.webhooks.delete(id)
+  }
+
+  async appendWebhookDelivery (delivery: WebhookDelivery): Promise<void> {
+    if (!this.webhooks.has(delivery.webhookId)) return
+    const log = this.deliveries.get(delivery.webhookId) ?? []
+    log.unshift(structuredClone(delivery))
+    if (log.length > WEBHOOK_DELIVERIES_KEPT) log.length = WEBHOOK_DELIVERIES_KEPT
+    this.deliveries.set(delivery.webhookId, log)
+  }
+
+  async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
+    const log = this.deliveries.get(webhookId) ?? []
+    return { items: log.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: log.length }
   }
 }

@@ -1,7 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
@@ -33,7 +33,58 @@ end
 return 1
 `
 
+// Decide one due time of a schedule. KEYS: definition, run-state hash, skipped list, the last run's scan state hash.
+// ARGV: due ms, due ISO, new scan id, the last run's scan id as read before (empty: none), entries kept, skipped entry.
+// The last run is compared with what the caller read: when another process moved it meanwhile, 'retry'.
+const CLAIM_SCHEDULE_LUA = `
+local def = redis.call('GET', KEYS[1])
+if not def then return 'gone' end
+if cjson.decode(def).enabled == false then return 'disabled' end
+local last = redis.call('HGET', KEYS[2], 'lastScanId') or ''
+if last ~= ARGV[4] then return 'retry' end
+local due = tonumber(ARGV[1])
+local seen = tonumber(redis.call('HGET', KEYS[2], 'seen') or '-1')
+if due <= seen then
+  if last == ARGV[3] then return 'again' end
+  return 'stale'
+end
+redis.call('HSET', KEYS[2], 'seen', ARGV[1])
+if last ~= '' then
+  local status = redis.call('HGET', KEYS[4], 'status')
+  if status == 'queued' or status == 'running' then
+    redis.call('HINCRBY', KEYS[2], 'skippedTotal', 1)
+    redis.call('LPUSH', KEYS[3], ARGV[6])
+    redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+    return 'skipped'
+  end
+end
+redis.call('HSET', KEYS[2], 'lastScanId', ARGV[3], 'lastDue', ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'runs', 1)
+return 'run'
+`
+
+// Replace a value only if it is still the one read. KEYS: the key. ARGV: the value read, the new value.
+const REPLACE_IF_LUA = `
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`
+
+// Log a webhook delivery while the webhook exists (a log outliving it would never be deleted), keeping the newest.
+// KEYS: webhook record, its delivery list. ARGV: entry, entries kept.
+const APPEND_DELIVERY_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+return 1
+`
+
 type RedisWithCommands = Redis & {
+  vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
+  vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
+  vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
   vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
   vulnscanBatchProgress(key: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
@@ -53,6 +104,9 @@ export class RedisStore implements Store {
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
       redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
+      redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
+      redis.defineCommand('vulnscanReplaceIf', { numberOfKeys: 1, lua: REPLACE_IF_LUA })
+      redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
     }
     this.redis = redis as RedisWithCommands
   }
@@ -314,5 +368,152 @@ export class RedisStore implements Store {
 
   async touchApiKey (hash: string, at: string): Promise<void> {
     await this.redis.hset(this.key('apikey-used'), hash, at)
+  }
+
+  /** A schedule's definition, or its run state: the id goes through keySegment like a scan's. */
+  private scheduleKey (id: string, part?: 'runs' | 'skipped'): string {
+    return part === undefined ? this.key('schedule', keySegment(id)) : this.key('schedule', keySegment(id), part)
+  }
+
+  // The definition is one JSON value, replaced whole by a change; the run state lives beside it, in a hash and a
+  // list that only claimScheduleRun writes, so an edit and a run never overwrite each other.
+  async createSchedule (schedule: ScheduleRecord): Promise<void> {
+    const { lastRun, runs, skippedTotal, skipped, ...definition } = schedule
+    await this.redis.multi()
+      .set(this.scheduleKey(schedule.id), JSON.stringify(definition))
+      .zadd(this.key('schedules'), Date.parse(schedule.createdAt), schedule.id)
+      .exec()
+  }
+
+  private async readSchedules (ids: string[]): Promise<ScheduleRecord[]> {
+    if (ids.length === 0) return []
+    const m = this.redis.multi()
+    for (const id of ids) m.get(this.scheduleKey(id)).hgetall(this.scheduleKey(id, 'runs')).lrange(this.scheduleKey(id, 'skipped'), 0, -1)
+    const res = (await m.exec() ?? []).map(([err, v]) => { if (err) throw err; return v })
+    const out: ScheduleRecord[] = []
+    for (let i = 0; i < ids.length; i++) {
+      const raw = res[i * 3] as string | null
+      if (raw === null) continue
+      const runs = res[i * 3 + 1] as Record<string, string>
+      const schedule = JSON.parse(raw) as ScheduleRecord
+      if (runs.lastScanId !== undefined && runs.lastDue !== undefined) schedule.lastRun = { dueAt: runs.lastDue, scanId: runs.lastScanId }
+      schedule.runs = Number(runs.runs ?? 0)
+      schedule.skippedTotal = Number(runs.skippedTotal ?? 0)
+      schedule.skipped = (res[i * 3 + 2] as string[]).map((e) => JSON.parse(e) as ScheduleRecord['skipped'][number])
+      out.push(schedule)
+    }
+    return out
+  }
+
+  async getSchedule (id: string): Promise<ScheduleRecord | null> {
+    return (await this.readSchedules([id]))[0] ?? null
+  }
+
+  async listSchedules (opts: ListOptions): Promise<Page<ScheduleRecord>> {
+    const [[, total], [, ids]] = await this.redis.multi()
+      .zcard(this.key('schedules'))
+      .zrevrange(this.key('schedules'), opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    return { items: await this.readSchedules(ids), total }
+  }
+
+  async updateSchedule (id: string, patch: SchedulePatch): Promise<ScheduleRecord | null> {
+    const key = this.scheduleKey(id)
+    // Compare-and-set: a change made by another request between the read and the write is read again, not lost.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const raw = await this.redis.get(key)
+      if (raw === null) return null
+      const next = { ...JSON.parse(raw) as ScheduleRecord, ...patch }
+      const r = await this.redis.vulnscanReplaceIf(key, raw, JSON.stringify(next))
+      if (r === -1) return null
+      if (r === 1) return await this.getSchedule(id)
+    }
+    throw new Error(`schedule '${id}' kept changing; try again`)
+  }
+
+  async deleteSchedule (id: string): Promise<boolean> {
+    const [[, n]] = await this.redis.multi()
+      .del(this.scheduleKey(id))
+      .unlink(this.scheduleKey(id, 'runs'), this.scheduleKey(id, 'skipped'))
+      .zrem(this.key('schedules'), id)
+      .exec() as [[null, number], unknown, unknown]
+    return n === 1
+  }
+
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const last = await this.redis.hget(this.scheduleKey(id, 'runs'), 'lastScanId') ?? ''
+      const entry = JSON.stringify({ dueAt: dueAt.toISOString(), inFlight: last })
+      const r = await this.redis.vulnscanClaimSchedule(this.scheduleKey(id), this.scheduleKey(id, 'runs'), this.scheduleKey(id, 'skipped'),
+        last === '' ? this.scanKey('-', 'state') : this.scanKey(last, 'state'), dueAt.getTime(), dueAt.toISOString(), scanId, last, SKIPPED_RUNS_KEPT, entry)
+      if (r === 'retry') continue
+      if (r === 'gone' || r === 'disabled' || r === 'stale') return { outcome: r }
+      const schedule = await this.getSchedule(id)
+      if (schedule === null) return { outcome: 'gone' }
+      if (r === 'skipped') return { outcome: 'skipped', schedule, inFlight: last }
+      return { outcome: r as 'run' | 'again', schedule }
+    }
+    throw new Error(`schedule '${id}': its last run kept changing while a run was claimed`)
+  }
+
+  private webhookKey (id: string, part?: 'deliveries'): string {
+    return part === undefined ? this.key('webhook', keySegment(id)) : this.key('webhook', keySegment(id), part)
+  }
+
+  async createWebhook (webhook: WebhookRecord): Promise<void> {
+    await this.redis.multi()
+      .set(this.webhookKey(webhook.id), JSON.stringify(webhook))
+      .zadd(this.key('webhooks'), Date.parse(webhook.createdAt), webhook.id)
+      .exec()
+  }
+
+  async getWebhook (id: string): Promise<WebhookRecord | null> {
+    const raw = await this.redis.get(this.webhookKey(id))
+    return raw === null ? null : JSON.parse(raw) as WebhookRecord
+  }
+
+  async listWebhooks (opts: ListOptions): Promise<Page<WebhookRecord>> {
+    const [[, total], [, ids]] = await this.redis.multi()
+      .zcard(this.key('webhooks'))
+      .zrevrange(this.key('webhooks'), opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    if (ids.length === 0) return { items: [], total }
+    const raws = await this.redis.mget(ids.map((id) => this.webhookKey(id)))
+    return { items: raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as WebhookRecord), total }
+  }
+
+  async updateWebhook (id: string, patch: WebhookPatch): Promise<WebhookRecord | null> {
+    const key = this.webhookKey(id)
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const raw = await this.redis.get(key)
+      if (raw === null) return null
+      const next = { ...JSON.parse(raw) as WebhookRecord, ...patch }
+      const r = await this.redis.vulnscanReplaceIf(key, raw, JSON.stringify(next))
+      if (r === -1) return null
+      if (r === 1) return next
+    }
+    throw new Error(`webhook '${id}' kept changing; try again`)
+  }
+
+  async deleteWebhook (id: string): Promise<boolean> {
+    const [[, n]] = await this.redis.multi()
+      .del(this.webhookKey(id))
+      .unlink(this.webhookKey(id, 'deliveries'))
+      .zrem(this.key('webhooks'), id)
+      .exec() as [[null, number], unknown, unknown]
+    return n === 1
+  }
+
+  async appendWebhookDelivery (delivery: WebhookDelivery): Promise<void> {
+    await this.redis.vulnscanAppendDelivery(this.webhookKey(delivery.webhookId), this.webhookKey(delivery.webhookId, 'deliveries'), JSON.stringify(delivery), WEBHOOK_DELIVERIES_KEPT)
+  }
+
+  async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
+    const key = this.webhookKey(webhookId, 'deliveries')
+    const [[, total], [, raws]] = await this.redis.multi()
+      .llen(key)
+      .lrange(key, opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    return { items: raws.map((r) => JSON.parse(r) as WebhookDelivery), total }
   }
 }

@@ -106,6 +106,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     if (r === null) throw new NotFoundError(`No scan with id '${id}'`)
     if (!r.applied) throw new ConflictError(`Scan '${id}' already ended (${r.scan.status})`)
     request.log.info({ scanId: id }, 'scan cancelled')
+    await fastify.notifier.scanEnded(r.scan)
     return r.scan
   })
 

@@ -1,0 +1,105 @@
+// Schedules: a scan request run at the due times of a cron expression. The timer (lib/queue/*/schedule-timer.ts)
+// says when; this file decides what a due time does, through the store's claim, so that each due time starts at
+// most one scan whichever process took it, and none while the schedule's previous scan is still in flight.
+import { randomUUID } from 'node:crypto'
+import type { ScanQueue, ScheduleTimer } from './queue/types'
+import type { ScheduledScan, ScheduleRecord, Store } from './store/types'
+import { newScanRecord } from './scans'
+import { nextRunAfter } from './schedules-cron'
+import { DEFAULT_PRIORITY } from './vocabulary'
+
+export interface ScheduleInput {
+  name?: string
+  cron: string
+  timezone?: string
+  enabled?: boolean
+  scan: ScheduledScan
+}
+
+export const DEFAULT_TIMEZONE = 'UTC'
+
+export function newScheduleRecord (input: ScheduleInput, createdBy: string, keyScope: readonly string[], now = new Date()): ScheduleRecord {
+  const at = now.toISOString()
+  return {
+    id: randomUUID(),
+    name: input.name ?? '',
+    cron: input.cron,
+    timezone: input.timezone ?? DEFAULT_TIMEZONE,
+    enabled: input.enabled ?? true,
+    scan: input.scan,
+    createdAt: at,
+    updatedAt: at,
+    createdBy,
+    ...(keyScope.length > 0 ? { keyScope: [...keyScope] } : {}),
+    runs: 0,
+    skippedTotal: 0,
+    skipped: []
+  }
+}
+
+/** The scan id of one due time of a schedule: the same in every process, so a retried run finds its scan. */
+export function scheduledScanId (scheduleId: string, dueAt: Date): string {
+  return `${scheduleId}.${dueAt.getTime()}`
+}
+
+/** The next due time of an enabled schedule, or null (disabled, or the expression never fires again). */
+export function nextRun (schedule: Pick<ScheduleRecord, 'cron' | 'timezone' | 'enabled'>, now = new Date()): Date | null {
+  return schedule.enabled ? nextRunAfter(schedule.cron, schedule.timezone, now) : null
+}
+
+/** Make the timer hold exactly the enabled schedules of the store (after a restart, or an edit that failed half-way). */
+export async function syncScheduleTimer (store: Store, timer: ScheduleTimer): Promise<void> {
+  const enabled = new Map<string, ScheduleRecord>()
+  for (let offset = 0; ; offset += 500) {
+    const page = await store.listSchedules({ limit: 500, offset })
+    for (const s of page.items) if (s.enabled) enabled.set(s.id, s)
+    if (page.items.length < 500) break
+  }
+  const registered = new Set(await timer.ids())
+  for (const id of registered) if (!enabled.has(id)) await timer.remove(id)
+  for (const [id, s] of enabled) if (!registered.has(id)) await timer.upsert(id, s.cron, s.timezone)
+}
+
+export interface ScheduleRunnerLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+}
+
+/** What one due time does: claim it in the store, then start its scan (or record it skipped). */
+export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, timer: ScheduleTimer, log: ScheduleRunnerLogger }): (scheduleId: string, dueAt: Date) => Promise<void> {
+  const { store, queue, timer, log } = deps
+  // A failure is said here and thrown on: BullMQ tries the due time again, and the claim makes that safe.
+  return async (scheduleId, dueAt) => {
+    try {
+      await runDue(scheduleId, dueAt)
+    } catch (err) {
+      log.warn({ scheduleId, dueAt: dueAt.toISOString(), err: { message: (err as Error).message } }, 'scheduled run failed')
+      throw err
+    }
+  }
+
+  async function runDue (scheduleId: string, dueAt: Date): Promise<void> {
+    const scanId = scheduledScanId(scheduleId, dueAt)
+    const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId)
+    switch (claim.outcome) {
+      case 'gone':
+        // Deleted while its timer was armed: the timer goes too.
+        await timer.remove(scheduleId)
+        return
+      case 'disabled':
+      case 'stale':
+        return
+      case 'skipped':
+        log.warn({ scheduleId, dueAt: dueAt.toISOString(), inFlight: claim.inFlight }, 'scheduled run skipped: the previous scan is still in flight')
+        return
+    }
+    const s = claim.schedule
+    const record = newScanRecord({ id: scanId, targets: s.scan.targets, options: s.scan.options, priority: s.scan.priority ?? DEFAULT_PRIORITY }, s.createdBy)
+    record.scheduleId = s.id
+    if (s.keyScope !== undefined && s.keyScope.length > 0) record.keyScope = [...s.keyScope]
+    const { created } = await store.createScan(record)
+    // Also on a retried claim: an add that failed before is made good, one that succeeded is a no-op.
+    await queue.add(scanId, { scanId }, record.priority)
+    if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
+  }
+}

@@ -1,0 +1,162 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errors, paging, ref, reply } from '../../../schemas/common'
+import { PageScheduleSchema, ScheduleCreateSchema, ScheduleIdParamsSchema, ScheduleListQuerySchema, SchedulePatchSchema, ScheduleSchema } from '../../../schemas/schedule'
+import { KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
+import { scanLimits, scanRequestProblem } from '../../../lib/scans'
+import { keyScopeProblem } from '../../../lib/access'
+import { cronProblem } from '../../../lib/schedules-cron'
+import { newScheduleRecord, nextRun } from '../../../lib/schedules'
+import type { ScheduledScan, ScheduleRecord } from '../../../lib/store/types'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import type { Principal } from '../../../plugins/auth'
+
+/** What leaves the server about a schedule: no creator key, no key scope; the next due time computed now. */
+function publicSchedule (s: ScheduleRecord): Static<typeof ScheduleSchema> {
+  const next = nextRun(s)
+  return {
+    id: s.id,
+    name: s.name,
+    cron: s.cron,
+    timezone: s.timezone,
+    enabled: s.enabled,
+    scan: s.scan,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    nextRunAt: next === null ? null : next.toISOString(),
+    lastRun: s.lastRun ?? null,
+    runs: s.runs,
+    skippedTotal: s.skippedTotal,
+    skipped: s.skipped
+  }
+}
+
+const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
+  const limits = scanLimits(fastify.config)
+
+  /** The same checks as POST /app/scan, under `scan.`, with the scope of the key that sends it. */
+  const checkScan = (scan: ScheduledScan, principal: Principal | null): void => {
+    const problem = scanRequestProblem(scan, limits)
+    if (problem !== null) throw problem.scope ? new ScopeError(`scan.${problem.message}`) : new TargetError(`scan.${problem.message}`)
+    const outside = keyScopeProblem(scan.targets, principal?.scope ?? [])
+    if (outside !== null) throw new KeyScopeError(`scan: ${outside}`)
+  }
+
+  const checkCron = (cron: string, timezone: string): void => {
+    const problem = cronProblem(cron, timezone)
+    if (problem !== null) throw new ScheduleError(problem)
+  }
+
+  /** Bring the timer in line with a stored schedule; the store has it already, so a worker start makes it good. */
+  const arm = async (s: ScheduleRecord | null, id: string, log: FastifyBaseLogger): Promise<void> => {
+    try {
+      if (s !== null && s.enabled) await fastify.backends.scheduler.upsert(s.id, s.cron, s.timezone)
+      else await fastify.backends.scheduler.remove(id)
+    } catch (err) {
+      log.error({ err, scheduleId: id }, 'could not update the schedule timer')
+      throw new SchedulerUnavailableError()
+    }
+  }
+
+  fastify.post('/', {
+    prefixTrailingSlash: 'no-slash',
+    schema: {
+      operationId: 'createSchedule',
+      tags: ['schedules'],
+      summary: 'Create a schedule',
+      description: 'A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at ' +
+        'each due time of a cron expression read in a time zone. A run that comes due while the previous run\'s scan is still ' +
+        'queued or running is skipped and recorded. Each run\'s scan carries `scheduleId`.',
+      body: ref(ScheduleCreateSchema),
+      response: { 201: reply(ScheduleSchema, 'The schedule, with its next due time'), ...errors(400, 401, 403, 413, 415, 429, 503) }
+    }
+  }, async (request, reply) => {
+    const body = request.body
+    const timezone = body.timezone ?? 'UTC'
+    checkCron(body.cron, timezone)
+    checkScan(body.scan, request.principal)
+    const record = newScheduleRecord({ ...body, timezone }, request.principal?.id ?? 'unknown', request.principal?.scope ?? [])
+    await fastify.store.createSchedule(record)
+    request.auditTarget = record.id
+    await arm(record, record.id, request.log)
+    request.log.info({ scheduleId: record.id, cron: record.cron, timezone: record.timezone }, 'schedule created')
+    return reply.code(201).send(publicSchedule(record))
+  })
+
+  fastify.get('/', {
+    prefixTrailingSlash: 'no-slash',
+    schema: {
+      operationId: 'listSchedules',
+      tags: ['schedules'],
+      summary: 'List schedules',
+      description: 'Newest first.',
+      querystring: ScheduleListQuerySchema,
+      response: { 200: reply(PageScheduleSchema, 'A page of schedules'), ...errors(400, 401, 429, 503) }
+    }
+  }, async (request) => {
+    const { limit, offset } = paging(request.query)
+    const page = await fastify.store.listSchedules({ limit, offset })
+    return { items: page.items.map(publicSchedule), total: page.total, limit, offset }
+  })
+
+  fastify.get('/:id', {
+    schema: {
+      operationId: 'getSchedule',
+      tags: ['schedules'],
+      summary: 'Get a schedule',
+      description: 'Its definition, next due time, last run with its scan id, and the runs it skipped.',
+      params: ScheduleIdParamsSchema,
+      response: { 200: reply(ScheduleSchema, 'The schedule'), ...errors(400, 401, 404, 429, 503) }
+    }
+  }, async (request) => {
+    const s = await fastify.store.getSchedule(request.params.id)
+    if (s === null) throw new NotFoundError(`No schedule with id '${request.params.id}'`)
+    return publicSchedule(s)
+  })
+
+  fastify.patch('/:id', {
+    schema: {
+      operationId: 'updateSchedule',
+      tags: ['schedules'],
+      summary: 'Change a schedule',
+      description: 'Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from ' +
+        'then on); the run history ' +
+        'stays. `enabled: false` stops the runs; a scan already started goes on.',
+      params: ScheduleIdParamsSchema,
+      body: ref(SchedulePatchSchema),
+      response: { 200: reply(ScheduleSchema, 'The changed schedule'), ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
+    }
+  }, async (request) => {
+    const { id } = request.params
+    const current = await fastify.store.getSchedule(id)
+    if (current === null) throw new NotFoundError(`No schedule with id '${id}'`)
+    const body = request.body
+    if (body.cron !== undefined || body.timezone !== undefined) checkCron(body.cron ?? current.cron, body.timezone ?? current.timezone)
+    if (body.scan !== undefined) checkScan(body.scan, request.principal)
+    const keyScope = body.scan === undefined ? {} : { keyScope: [...(request.principal?.scope ?? [])] }
+    const updated = await fastify.store.updateSchedule(id, { ...body, ...keyScope, updatedAt: new Date().toISOString() })
+    if (updated === null) throw new NotFoundError(`No schedule with id '${id}'`)
+    await arm(updated, id, request.log)
+    request.log.info({ scheduleId: id, enabled: updated.enabled }, 'schedule changed')
+    return publicSchedule(updated)
+  })
+
+  fastify.delete('/:id', {
+    schema: {
+      operationId: 'deleteSchedule',
+      tags: ['schedules'],
+      summary: 'Delete a schedule',
+      description: 'No further run starts; scans it started stay, with their `scheduleId`.',
+      params: ScheduleIdParamsSchema,
+      response: { 204: { type: 'null', description: 'Deleted' }, ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    if (!(await fastify.store.deleteSchedule(id))) throw new NotFoundError(`No schedule with id '${id}'`)
+    await arm(null, id, request.log)
+    request.log.info({ scheduleId: id }, 'schedule deleted')
+    return reply.code(204).send()
+  })
+}
+
+export default schedules
