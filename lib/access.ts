@@ -7,6 +7,9 @@ type Span = Parameters<Scope['spanRefusal']>[0]
 export const ROLES = ['reader', 'operator', 'admin'] as const
 export type Role = typeof ROLES[number]
 
+/** The principal id of the infrastructure key (SERVICE_API_KEY): it has no key record. */
+export const SERVICE_PRINCIPAL_ID = 'service'
+
 /**
  * A key stored before roles existed could do what an operator does, so it keeps exactly that: changing its
  * powers needs an explicit role.

@@ -7,6 +7,7 @@ import type { ScheduledScan, ScheduleRecord, Store } from './store/types'
 import { newScanRecord } from './scans'
 import { nextRunAfter } from './schedules-cron'
 import { DEFAULT_PRIORITY } from './vocabulary'
+import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID } from './access'
 
 export interface ScheduleInput {
   name?: string
@@ -79,6 +80,14 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
   }
 
   async function runDue (scheduleId: string, dueAt: Date): Promise<void> {
+    const current = await store.getSchedule(scheduleId)
+    if (current !== null) {
+      const refused = await ownerRefusal(store, current.createdBy)
+      if (refused !== null) {
+        log.warn({ scheduleId, dueAt: dueAt.toISOString(), createdBy: current.createdBy }, `scheduled run refused: ${refused}`)
+        return
+      }
+    }
     const scanId = scheduledScanId(scheduleId, dueAt)
     const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId)
     switch (claim.outcome) {
@@ -102,4 +111,18 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
     await queue.add(scanId, { scanId }, record.priority)
     if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
   }
+}
+
+/**
+ * Why the key that made a schedule may no longer start its scans (revoked, expired, or now below the operator
+ * role), or null when it still may. Checked at every due time, so a revocation stops the runs at once.
+ */
+export async function ownerRefusal (store: Pick<Store, 'listApiKeys'>, createdBy: string, now = Date.now()): Promise<string | null> {
+  if (createdBy === SERVICE_PRINCIPAL_ID) return null
+  const key = (await store.listApiKeys()).find((k) => k.id === createdBy)
+  if (key === undefined) return `the API key ${createdBy} that made the schedule is revoked`
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return `the API key ${createdBy} that made the schedule has expired`
+  const role = key.role ?? LEGACY_ROLE
+  if (!roleAllows(role, 'operator')) return `the API key ${createdBy} that made the schedule is now '${role}', which may not start scans`
+  return null
 }

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { hashKey, sameKey } from '../lib/api-keys'
-import { LEGACY_ROLE, roleAllows, type Role } from '../lib/access'
+import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID, type Role } from '../lib/access'
 import { ApiKeyCache } from '../lib/key-cache'
 import { errors } from '../schemas/common'
 import { ForbiddenError, InvalidApiKeyError, StoreUnavailableError, TooManyAuthFailuresError } from '../lib/errors'
@@ -57,7 +57,7 @@ export default fp(async function authPlugin (fastify) {
     fastify.log.warn('SERVICE_API_KEY is not set: generated a random key for this run (printed on stderr)')
   }
   const serviceHash = hashKey(serviceKey)
-  const servicePrincipal: Principal = Object.freeze({ id: 'service', label: null, role: 'admin', admin: true, scope: [] })
+  const servicePrincipal: Principal = Object.freeze({ id: SERVICE_PRINCIPAL_ID, label: null, role: 'admin', admin: true, scope: [] })
   const lastTouch = new Map<string, number>()
   const keys = new ApiKeyCache(fastify.store, fastify.backends.invalidation)
   fastify.addHook('onClose', async () => { keys.close() })

@@ -93,3 +93,20 @@ test('Redis: a schedule fires exactly once per due time across two worker proces
   t.ok(scans.every((x: Json) => ['completed', 'running', 'queued'].includes(x.status)), 'none failed')
   t.equal(await app.backends.scheduler.ids().then((ids) => ids.includes(s.id)), false, 'disabled: its job scheduler is gone')
 })
+
+test('a schedule stops running once the key that made it is revoked', async (t) => {
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
+  const key = (await app.inject({ method: 'POST', url: '/admin/keys', headers: auth, payload: { label: 'team', role: 'operator' } })).json() as Json
+  const team = { 'x-api-key': String(key.key) }
+  const posted = await app.inject({ method: 'POST', url: '/app/schedule', headers: team, payload: { cron: '* * * * * *', scan: await scanBody() } })
+  t.equal(posted.statusCode, 201, posted.body)
+  const s = posted.json() as Json
+  const runs = async (): Promise<number> => ((await app.inject({ url: '/app/scan?limit=100', headers: auth })).json() as Json).items.filter((x: Json) => x.scheduleId === s.id).length
+  for (let i = 0; i < 50 && await runs() === 0; i++) await sleep(100)
+  t.ok(await runs() > 0, 'it runs while the key is live')
+  t.equal((await app.inject({ method: 'DELETE', url: `/admin/keys/${String(key.id)}`, headers: auth })).statusCode, 204)
+  await sleep(300)
+  const before = await runs()
+  await sleep(2500)
+  t.equal(await runs(), before, 'no scan starts after the revocation')
+})
