@@ -99,3 +99,48 @@ test('Erlang/OTP: the slash is escaped as NVD writes it', async (t) => {
   // CVE-2025-32433: cpe:2.3:a:erlang:erlang\/otp:*
   t.same(cpesFor('erlang/otp ssh', '27.3.2'), ['cpe:2.3:a:erlang:erlang\\/otp:27.3.2:*:*:*:*:*:*:*'])
 })
+
+test('pairs corrected in the second check (the CVE in each comment shows the pair in a cpeMatch criteria)', async (t) => {
+  const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)
+  // CVE-2011-3208: cmu:cyrus_imap_server; CVE-2021-33582: cyrus:imap
+  t.same(pairs('Cyrus imapd'), ['cmu:cyrus_imap_server', 'cyrus:imap'])
+  t.same(pairs('Cyrus pop3d'), ['cmu:cyrus_imap_server', 'cyrus:imap'])
+  t.same(cpesFor('Cyrus imapd', '3.4.1'), ['cpe:2.3:a:cmu:cyrus_imap_server:3.4.1:*:*:*:*:*:*:*', 'cpe:2.3:a:cyrus:imap:3.4.1:*:*:*:*:*:*:*'])
+  // CVE-2021-38084 (Courier's POP3 server): courier-mta:courier_mail_server
+  t.ok(pairs('Courier pop3d').includes('courier-mta:courier_mail_server'))
+  t.ok(pairs('Courier imapd').includes('courier-mta:courier_mail_server'))
+  t.same(pairs('Courier smtpd'), ['courier-mta:courier_mail_server'])
+  // CVE-2022-0073: litespeedtech:openlitespeed
+  t.same(pairs('LiteSpeed httpd')[0], 'litespeedtech:openlitespeed')
+  // CVE-2020-9283: golang:package_ssh
+  t.same(pairs('golang x/crypto/ssh server')[0], 'golang:package_ssh')
+})
+
+test('pairs confirmed in the second check keep their NVD spelling', async (t) => {
+  const pairs = (p: string): string[] => aliasesFor(p).map((a) => `${a.vendor}:${a.product}`)
+  t.same(pairs('Sendmail'), ['sendmail:sendmail']) // CVE-2014-3956
+  t.same(pairs('OpenSMTPD'), ['openbsd:opensmtpd']) // CVE-2020-7247
+  t.same(pairs('Microsoft Exchange imapd'), ['microsoft:exchange_server']) // CVE-2021-26855
+  t.ok(pairs('Zimbra imapd').includes('synacor:zimbra_collaboration_suite')) // CVE-2022-27925
+  t.same(pairs('Grafana'), ['grafana:grafana']) // CVE-2021-43798
+  t.same(pairs('CouchDB'), ['apache:couchdb']) // CVE-2017-12635
+  t.same(pairs('InfluxDB'), ['influxdata:influxdb']) // CVE-2019-20933
+  t.same(pairs('MinIO'), ['minio:minio']) // CVE-2023-28432
+  t.same(pairs('Jenkins'), ['jenkins:jenkins']) // CVE-2024-23897
+  t.same(pairs('Envoy'), ['envoyproxy:envoy']) // CVE-2019-9900
+  t.same(pairs('PowerDNS Recursor'), ['powerdns:recursor']) // CVE-2020-25829
+  t.same(pairs('PowerDNS Authoritative Server'), ['powerdns:authoritative_server']) // CVE-2022-27227
+  t.same(pairs('Unbound'), ['nlnetlabs:unbound']) // CVE-2022-30698
+  t.same(pairs('NSD'), ['nlnetlabs:name_server_daemon']) // CVE-2020-28935
+  t.same(pairs('libssh'), ['libssh:libssh']) // CVE-2018-10933
+  t.same(pairs('Pure-FTPd'), ['pureftpd:pure-ftpd']) // CVE-2020-9365
+  t.same(pairs('Percona Server'), ['percona:percona_server']) // CVE-2016-6663
+  t.same(pairs('git'), ['git-scm:git']) // CVE-2022-24765
+  t.same(pairs('ejabberd'), ['process-one:ejabberd']) // CVE-2010-0305
+  t.same(pairs('Kestrel'), ['microsoft:asp.net_core']) // CVE-2020-1597
+  t.same(pairs('paramiko'), ['paramiko:paramiko']) // CVE-2018-1000805
+  t.same(pairs('AsyncSSH'), ['asyncssh_project:asyncssh']) // CVE-2023-46445
+  t.same(pairs('Serv-U'), ['solarwinds:serv-u']) // CVE-2021-35211
+  // CVE-2018-14847: cpe:2.3:o:mikrotik:routeros
+  t.same(cpesFor('MikroTik RouterOS sshd', '6.42'), ['cpe:2.3:o:mikrotik:routeros:6.42:*:*:*:*:*:*:*'])
+})

@@ -62,7 +62,9 @@ test('tinyproxy', { skip: daemonUnavailable('/usr/bin/tinyproxy', 'tinyproxy') }
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'tinyproxy', version: upstream(d.packageVersion) })
-  t.same(r.cpe, [`cpe:2.3:a:tinyproxy_project:tinyproxy:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
+  // NVD uses tinyproxy_project:tinyproxy (CVE-2022-40468) and, for older records, banu:tinyproxy (CVE-2012-3505).
+  t.same(r.cpe, [`cpe:2.3:a:tinyproxy_project:tinyproxy:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`,
+    `cpe:2.3:a:banu:tinyproxy:${upstream(d.packageVersion)}:*:*:*:*:*:*:*`])
 })
 
 test('HAProxy: the product from its error page, the version only where its statistics page shows it', { skip: daemonUnavailable('/usr/sbin/haproxy', 'haproxy') }, async (t) => {
