@@ -1,43 +1,36 @@
 // One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
 import { test } from 'tap'
-import { Redis } from 'ioredis'
+import { Client } from 'pg'
 import { MemoryResultsStore } from '../../../lib/store/memory/results'
-import { RedisResultsStore } from '../../../lib/store/redis/results'
+import { PostgresResultsStore } from '../../../lib/store/postgres/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, openBackendsIn, REDIS_TEST_URL, uniquePrefix, type Backend } from '../../helper'
+import { backends, DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../../helper'
 import { finding, write } from '../../support/results'
 
-interface Opened { store: ResultsStore, redis?: Redis, prefix: string }
+interface Opened { store: ResultsStore, db?: Client, schema: string }
 
 async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
   const prefix = uniquePrefix('results').replace(/:/g, '.')
-  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull` })
-  if (backend !== 'redis') return { store: opened.results, prefix }
-  // A client of the test's own, to look at what the store left in Redis.
-  const redis = new Redis(REDIS_TEST_URL)
-  t.teardown(() => redis.disconnect())
-  return { store: opened.results, redis, prefix }
+  const schema = uniqueSchema('results')
+  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
+  if (backend !== 'redis') return { store: opened.results, schema }
+  // A client of the test's own, to look at what the store left in the results database.
+  const db = new Client({ connectionString: DATABASE_TEST_URL })
+  await db.connect()
+  t.teardown(() => db.end())
+  return { store: opened.results, db, schema }
 }
 
-/** Every key under the prefix but the hosts revision counter (it moves with every write by design), with type and content. */
-async function dump (redis: Redis, prefix: string): Promise<Record<string, unknown>> {
+/** Every row of every results table but the hosts revision (it moves with every write by design), in key order. */
+async function dump (db: Client, schema: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-    cursor = next
-    for (const k of keys) {
-      if (k === `${prefix}:hosts:rev`) continue
-      const type = await redis.type(k)
-      if (type === 'string') out[k] = await redis.get(k)
-      else if (type === 'set') out[k] = (await redis.smembers(k)).sort()
-      else if (type === 'zset') out[k] = await redis.zrange(k, '0', '-1', 'WITHSCORES')
-      else if (type === 'hash') out[k] = await redis.hgetall(k)
-      else out[k] = type
-    }
-  } while (cursor !== '0')
+  const tables = await db.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT IN ('results_revision', 'pgmigrations') ORDER BY 1", [schema])
+  for (const { table_name: table } of tables.rows) {
+    out[table] = (await db.query(`SELECT * FROM "${schema}"."${table}" ORDER BY 1, 2, 3, 4, 5`)).rows
+  }
   return out
 }
 
@@ -83,18 +76,18 @@ test('results store contract', async (t) => {
     })
 
     t.test(`${backend}: the same write twice leaves the same state`, async (t) => {
-      const { store, redis, prefix } = await open(t, backend)
+      const { store, db, schema } = await open(t, backend)
       const a = '10.0.0.7'
       const w = write({ address: a, at: T0, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] })
       await store.recordHost(w)
       const host1 = await store.getHost(a)
       const findings1 = await store.listFindings({ limit: 50, offset: 0 })
-      const state1 = redis ? await dump(redis, prefix) : null
+      const state1 = db ? await dump(db, schema) : null
       t.same(await store.recordHost(w), { newFindings: 0, fixed: 0, reopened: 0 }, 'nothing new the second time')
       t.same(await store.getHost(a), host1)
       t.same(await store.listFindings({ limit: 50, offset: 0 }), findings1)
       t.equal(findings1.total, 2)
-      if (redis) t.same(await dump(redis, prefix), state1, 'every Redis key identical, no index entry duplicated')
+      if (db) t.same(await dump(db, schema), state1, 'every row identical, no count or index entry duplicated')
       // A later scan that re-fixes and a re-run of the first job do not duplicate anything either.
       const later = write({ address: a, at: T0 + H, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1')] })
       await store.recordHost(later)
@@ -249,11 +242,11 @@ test('results store contract', async (t) => {
     })
 
     t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {
-      const { store, redis, prefix } = await open(t, backend)
+      const { store, db, schema } = await open(t, backend)
       const a = '10.0.0.11'
       const b = '10.0.0.12'
       await store.recordHost(write({ address: b, at: T0, hostnames: ['keep.test'], services: [SSH], findings: [finding(b, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
-      const before = redis ? await dump(redis, prefix) : null
+      const before = db ? await dump(db, schema) : null
       await store.recordHost(write({ address: a, at: T0, hostnames: ['gone.test'], services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] }))
       await store.decideFinding(findingId(a, 22, 'CVE-2024-6387'), 'accepted', null, 'k')
       t.equal(await store.deleteHost(a), true)
@@ -266,7 +259,7 @@ test('results store contract', async (t) => {
       t.equal((await store.listFindings({ limit: 10, offset: 0 })).total, 1)
       t.equal((await store.listFindings({ limit: 10, offset: 0, kev: true })).total, 0)
       t.same(await store.hostsForCve('CVE-2024-6387'), [b])
-      if (redis) t.same(await dump(redis, prefix), before, 'Redis holds exactly what it held before the deleted host arrived')
+      if (db) t.same(await dump(db, schema), before, 'the database holds exactly what it held before the deleted host arrived')
       t.equal(await store.deleteHost('10.9.9.9'), false)
       await store.recordHost(write({ address: a, at: T0 + H, services: [SSH], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
       t.match(await store.getFinding(findingId(a, 22, 'CVE-2024-6387')), { status: 'open', firstSeen: iso(T0 + H) }, 'seen again after a delete: a new finding')
@@ -399,7 +392,9 @@ test('results store contract', async (t) => {
 test('openBackends picks the results backend', async (t) => {
   const kinds = await backends()
   t.type((await openBackendsIn(t, 'memory')).results, MemoryResultsStore)
-  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, RedisResultsStore)
+  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, PostgresResultsStore)
+  // The scaled deployment keeps results in PostgreSQL: REDIS_URL alone is a startup error that names both variables.
+  await t.rejects(openBackendsIn(t, 'redis', { DATABASE_URL: undefined }), /REDIS_URL is set but DATABASE_URL is not/)
 })
 
 test('the hosts revision moves with every host write and delete, and only then', async (t) => {
