@@ -339,7 +339,10 @@ export class PostgresResultsStore implements ResultsStore {
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
     const sql = this.findingSql(query)
     const total = await this.countFindings(query, sql)
-    const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, sql.column, 'id', sql.order, query.offset, query.limit, total)
+    // A host's or a CVE's findings are few beside the whole table: read them through their own index and sort them,
+    // rather than walk the sort index until enough of them turn up (a hot CVE's share of millions can be far down it).
+    const column = query.host !== undefined || query.cveId !== undefined ? `(${sql.column} + 0)` : sql.column
+    const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
 
