@@ -29,29 +29,38 @@ const FINDING_SORT_COLUMN = { cvss: 'cvss_sort', lastSeen: 'last_seen_ms', first
 
 /** The counted dimensions of a finding: one row of finding_counts. */
 interface CountKey { status: string, severity: string, kev: boolean, confidence: string, cvss_sort: number }
+/** One row of finding_epss_counts. */
+interface EpssKey { epss_bucket: number, status: string, kev: boolean }
 
-function countKey (f: FindingRecord): CountKey {
-  return { status: f.status, severity: f.severity, kev: f.kev !== null, confidence: f.confidence, cvss_sort: f.cvss ?? -1 }
-}
+/** EPSS buckets per unit of score: fine enough that the one bucket a threshold cuts holds few findings. */
+const EPSS_BUCKETS = 10_000
 
-function countKeyText (k: CountKey): string {
-  return `${k.status}|${k.severity}|${k.kev ? 1 : 0}|${k.confidence}|${k.cvss_sort}`
+/** The bucket of a score, as `floor(epss * 10000)` computes it in SQL (the same IEEE double arithmetic). */
+function epssBucket (score: number): number {
+  return Math.floor(score * EPSS_BUCKETS)
 }
 
 class CountDeltas {
-  private readonly byKey = new Map<string, CountKey & { n: number }>()
+  private readonly counts = new Map<string, CountKey & { n: number }>()
+  private readonly epss = new Map<string, EpssKey & { n: number }>()
 
   add (f: FindingRecord, n: number): void {
-    const k = countKey(f)
-    const text = countKeyText(k)
-    const e = this.byKey.get(text)
-    if (e === undefined) this.byKey.set(text, { ...k, n })
+    const k: CountKey = { status: f.status, severity: f.severity, kev: f.kev !== null, confidence: f.confidence, cvss_sort: f.cvss ?? -1 }
+    const text = `${k.status}|${k.severity}|${k.kev ? 1 : 0}|${k.confidence}|${k.cvss_sort}`
+    const e = this.counts.get(text)
+    if (e === undefined) this.counts.set(text, { ...k, n })
     else e.n += n
+    if (f.epss === null || f.epss === undefined) return
+    const ek: EpssKey = { epss_bucket: epssBucket(f.epss.score), status: f.status, kev: f.kev !== null }
+    const etext = `${ek.epss_bucket}|${ek.status}|${ek.kev ? 1 : 0}`
+    const ee = this.epss.get(etext)
+    if (ee === undefined) this.epss.set(etext, { ...ek, n })
+    else ee.n += n
   }
 
-  /** The non-zero deltas (APPLY_COUNTS writes them in key order, so concurrent writers lock count rows in one order). */
-  rows (): (CountKey & { n: number })[] {
-    return [...this.byKey.values()].filter((e) => e.n !== 0)
+  /** The non-zero deltas (the SQL writes them in key order, so concurrent writers lock count rows in one order). */
+  rows (): { counts: (CountKey & { n: number })[], epss: (EpssKey & { n: number })[] } {
+    return { counts: [...this.counts.values()].filter((e) => e.n !== 0), epss: [...this.epss.values()].filter((e) => e.n !== 0) }
   }
 }
 
@@ -120,6 +129,16 @@ const DROP_EMPTY_COUNTS = `
 DELETE FROM finding_counts c USING json_to_recordset($1::json) AS x(status text, severity text, kev boolean, confidence text, cvss_sort double precision)
 WHERE c.status = x.status AND c.severity = x.severity AND c.kev = x.kev AND c.confidence = x.confidence AND c.cvss_sort = x.cvss_sort AND c.n = 0`
 
+const APPLY_EPSS_COUNTS = `
+INSERT INTO finding_epss_counts (epss_bucket, status, kev, n)
+SELECT epss_bucket, status, kev, n FROM json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean, n bigint)
+ORDER BY epss_bucket, status, kev
+ON CONFLICT (epss_bucket, status, kev) DO UPDATE SET n = finding_epss_counts.n + EXCLUDED.n`
+
+const DROP_EMPTY_EPSS_COUNTS = `
+DELETE FROM finding_epss_counts c USING json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean)
+WHERE c.epss_bucket = x.epss_bucket AND c.status = x.status AND c.kev = x.kev AND c.n = 0`
+
 /** Host-level lock keys, taken in one order by every writer: two writes to one host run one after the other. */
 const LOCK_HOSTS = `
 SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(a, 7310) AS k FROM unnest($1::text[]) AS a ORDER BY 1) AS s`
@@ -173,10 +192,16 @@ export class PostgresResultsStore implements ResultsStore {
 
   private async applyCounts (c: PoolClient, deltas: CountDeltas): Promise<void> {
     const rows = deltas.rows()
-    if (rows.length === 0) return
-    const json = JSON.stringify(rows)
-    await c.query(APPLY_COUNTS, [json])
-    await c.query(DROP_EMPTY_COUNTS, [json])
+    if (rows.counts.length > 0) {
+      const json = JSON.stringify(rows.counts)
+      await c.query(APPLY_COUNTS, [json])
+      await c.query(DROP_EMPTY_COUNTS, [json])
+    }
+    if (rows.epss.length > 0) {
+      const json = JSON.stringify(rows.epss)
+      await c.query(APPLY_EPSS_COUNTS, [json])
+      await c.query(DROP_EMPTY_EPSS_COUNTS, [json])
+    }
   }
 
   private async bumpRevision (c: PoolClient): Promise<void> {
@@ -326,6 +351,10 @@ export class PostgresResultsStore implements ResultsStore {
   }
 
   private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
+    if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.severity === undefined &&
+      query.confidence === undefined && query.minCvss === undefined) {
+      return await this.countByEpss(query, query.minEpss)
+    }
     if (query.host === undefined && query.cveId === undefined && query.minEpss === undefined) {
       const p = new Params()
       const where = this.countedWhere(query, p)
@@ -334,6 +363,27 @@ export class PostgresResultsStore implements ResultsStore {
     }
     const r = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)
     return Number(r.rows[0].n)
+  }
+
+  /**
+   * Findings at or above an EPSS score (with the status and KEV filters): whole buckets above the threshold's
+   * from the counts, and the threshold's own bucket counted exactly. A bucket above it holds only scores above
+   * the threshold and one below only scores under it, as floor(x × 10000) keeps the order of x.
+   */
+  private async countByEpss (query: FindingExportQuery, minEpss: number): Promise<number> {
+    const bucket = epssBucket(minEpss)
+    const p = new Params()
+    const where: string[] = []
+    if (query.status !== undefined) where.push(`status = ${p.add(query.status)}`)
+    else where.push(`status <> ALL(${p.add(HIDDEN_BY_DEFAULT)}::text[])`)
+    if (query.kev !== undefined) where.push(`kev = ${p.add(query.kev)}`)
+    const b = p.add(bucket)
+    const m = p.add(minEpss)
+    const r = await this.pool.query<{ whole: string | null, edge: string }>(`
+      SELECT (SELECT sum(n) FROM finding_epss_counts WHERE epss_bucket > ${b}::integer AND ${where.join(' AND ')}) AS whole,
+        (SELECT count(*) FROM findings WHERE epss >= ${m}::double precision AND epss < (${b}::integer + 2)::double precision / ${EPSS_BUCKETS}
+          AND floor(epss * ${EPSS_BUCKETS}) <= ${b}::integer AND ${where.join(' AND ')}) AS edge`, p.values)
+    return Number(r.rows[0].whole ?? 0) + Number(r.rows[0].edge)
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {

@@ -29,7 +29,7 @@ async function dump (db: Client, schema: string): Promise<Record<string, unknown
   const tables = await db.query<{ table_name: string }>(
     "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT IN ('results_revision', 'pgmigrations') ORDER BY 1", [schema])
   for (const { table_name: table } of tables.rows) {
-    out[table] = (await db.query(`SELECT * FROM "${schema}"."${table}" ORDER BY 1, 2, 3, 4, 5`)).rows
+    out[table] = (await db.query(`SELECT * FROM "${schema}"."${table}" AS r ORDER BY r::text`)).rows
   }
   return out
 }
@@ -410,6 +410,47 @@ test('the hosts revision moves with every host write and delete, and only then',
       t.equal(await store.hostsRevision(), r1)
       await store.deleteHost('10.1.1.1')
       t.not(await store.hostsRevision(), r1, 'a delete moves it')
+    })
+  }
+})
+
+test('every list total is the number of findings the list holds, after writes, decisions, refreshes and deletes', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { store } = await open(t, backend)
+      const cves = ['CVE-2024-6387', 'CVE-2023-51385', 'CVE-2021-41773', 'CVE-2022-0543', 'CVE-2016-6210', 'CVE-2023-25690']
+      const epssOf = (i: number): { score: number, percentile: number, date: string } | null =>
+        i % 5 === 0 ? null : { score: [0.00005, 0.0001, 0.12345, 0.1234, 0.5, 0.97][i % 6], percentile: 0.5, date: '2026-11-20' }
+      let n = 0
+      for (let h = 0; h < 12; h++) {
+        const a = `10.9.0.${h + 1}`
+        const findings = cves.slice(0, 2 + (h % 5)).map((c, i) => {
+          const f = finding(a, 22, c, 'OpenSSH', '9.2p1', (['high', 'medium', 'low'] as const)[(h + i) % 3])
+          const observed = (['open', 'open', 'fixed_by_distribution', 'potential'] as const)[(h + i) % 4]
+          return { ...f, epss: epssOf(n++), observed }
+        })
+        await store.recordHost(write({ address: a, at: T0 + h, services: [SSH], findings }))
+      }
+      // Later scans fix some, decisions and a refresh move others, one host goes.
+      await store.recordHost(write({ address: '10.9.0.3', at: T0 + H, services: [SSH], findings: [] }))
+      const some = (await store.listFindings({ limit: 3, offset: 0, host: '10.9.0.4' })).items
+      await store.decideFinding(some[0].id, 'false_positive', null, 'k')
+      await store.decideFinding(some[1].id, 'accepted', null, 'k')
+      await store.refreshExploitContext(async (ids) => new Map(ids.map((c, i) => [c, { kev: i % 2 === 0 ? { dateAdded: '2024-01-01', ransomware: false } : null, epss: i % 3 === 0 ? null : { score: 0.1234 + i / 1000, percentile: 0.9, date: '2026-11-21' } }])))
+      await store.deleteHost('10.9.0.7')
+
+      const queries: Partial<Parameters<ResultsStore['listFindings']>[0]>[] = [
+        {}, { status: 'open' }, { status: 'fixed' }, { status: 'potential' }, { status: 'fixed_by_distribution' }, { status: 'accepted' },
+        { severity: 'critical' }, { severity: 'high', status: 'open' }, { kev: true }, { kev: false }, { kev: true, minCvss: 7 }, { minCvss: 9.8 },
+        { confidence: 'low' }, { minEpss: 0 }, { minEpss: 0.00005 }, { minEpss: 0.0001 }, { minEpss: 0.12345 }, { minEpss: 0.1234 }, { minEpss: 0.12344 },
+        { minEpss: 0.125, kev: true }, { minEpss: 0.5, status: 'fixed' }, { minEpss: 0.2, severity: 'critical' }, { host: '10.9.0.4' }, { cveId: 'CVE-2024-6387' }
+      ]
+      for (const q of queries) {
+        const page = await store.listFindings({ limit: 1000, offset: 0, ...q })
+        t.equal(page.total, page.items.length, `total of ${JSON.stringify(q)}`)
+        const tail = await store.listFindings({ limit: 2, offset: Math.max(0, page.total - 2), ...q })
+        t.same(tail.items.map((f) => f.id), page.items.slice(-2).map((f) => f.id), `last page of ${JSON.stringify(q)} read from the end`)
+      }
     })
   }
 })

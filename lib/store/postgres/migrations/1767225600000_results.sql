@@ -45,7 +45,9 @@ $$;
 
 CREATE TABLE findings (
   id text COLLATE "C" PRIMARY KEY,
-  address text COLLATE "C" NOT NULL REFERENCES hosts (address) ON DELETE CASCADE,
+  -- The host's address. No foreign key: the store writes a host and its findings in one transaction and deletes
+  -- them together, and a key check per finding would cost a lookup on every write of millions.
+  address text COLLATE "C" NOT NULL,
   cve_id text COLLATE "C" NOT NULL,
   severity text NOT NULL,
   cvss double precision,
@@ -87,6 +89,17 @@ CREATE TABLE finding_counts (
   PRIMARY KEY (status, severity, kev, confidence, cvss_sort)
 );
 
+-- The same for EPSS: findings with a score, per status, KEV or not, and score bucket (floor(score × 10,000)). A
+-- `minEpss` total is the sum over the buckets wholly above the threshold plus an exact count inside the one
+-- bucket the threshold falls in.
+CREATE TABLE finding_epss_counts (
+  epss_bucket integer NOT NULL,
+  status text NOT NULL,
+  kev boolean NOT NULL,
+  n bigint NOT NULL,
+  PRIMARY KEY (epss_bucket, status, kev)
+);
+
 -- Moves with every host write and delete, committed with it: readers cache host pages under it.
 CREATE TABLE results_revision (
   one boolean PRIMARY KEY DEFAULT true CHECK (one),
@@ -96,6 +109,7 @@ INSERT INTO results_revision (one, hosts) VALUES (true, 0);
 
 -- Down Migration
 DROP TABLE results_revision;
+DROP TABLE finding_epss_counts;
 DROP TABLE finding_counts;
 DROP TABLE findings;
 DROP TABLE hosts;
