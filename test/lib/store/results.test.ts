@@ -436,7 +436,7 @@ test('every list total is the number of findings the list holds, after writes, d
       const some = (await store.listFindings({ limit: 3, offset: 0, host: '10.9.0.4' })).items
       await store.decideFinding(some[0].id, 'false_positive', null, 'k')
       await store.decideFinding(some[1].id, 'accepted', null, 'k')
-      await store.refreshExploitContext(async (ids) => new Map(ids.map((c, i) => [c, { kev: i % 2 === 0 ? { dateAdded: '2024-01-01', ransomware: false } : null, epss: i % 3 === 0 ? null : { score: 0.1234 + i / 1000, percentile: 0.9, date: '2026-11-21' } }])))
+      await store.refreshExploitContext(async (ids) => new Map(ids.map((c, i) => [c, { kev: i % 2 === 0 ? { dateAdded: '2024-01-01', ransomware: false } : null, epss: i === 0 ? null : { score: [0.1234, 0.12345, 0.5, 0.00005][i % 4], percentile: 0.9, date: '2026-11-21' } }])))
       await store.deleteHost('10.9.0.7')
 
       const queries: Partial<Parameters<ResultsStore['listFindings']>[0]>[] = [
