@@ -391,7 +391,9 @@ export class PostgresResultsStore implements ResultsStore {
     const total = await this.countFindings(query, sql)
     // A host's or a CVE's findings are few beside the whole table: read them through their own index and sort them,
     // rather than walk the sort index until enough of them turn up (a hot CVE's share of millions can be far down it).
-    const column = query.host !== undefined || query.cveId !== undefined ? `(${sql.column} + 0)` : sql.column
+    // A CVE's findings have an index in CVSS order of their own (findings_by_cve).
+    const ownIndex = query.host === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
+    const column = (query.host !== undefined || query.cveId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
     const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
