@@ -1,6 +1,8 @@
 // HTTP throughput of GET /host against a bare Fastify hello-world, on both backends, in one run.
 //   npx tsx bench/http.ts [--out figures.json] [--duration 10] [--warmup 3] [--connections 100]
-//                         [--backends memory,redis] [--only hello,empty-service,…] [--cpu-prof <dir>]
+//                         [--rounds 2] [--backends memory,redis] [--only hello,empty-service,…] [--cpu-prof <dir>]
+// --rounds splits each case's time into that many rounds, the order of the cases reversed every round; the
+// dynamic/infrastructure key ratio is the median of the rounds' ratios, which other load on the machine moves least.
 // --only and --cpu-prof are for finding where the time goes: the targets are only judged on a full run.
 // Each server runs in a child process; this process only generates load (autocannon) and reports.
 import { fork, type ChildProcess } from 'node:child_process'
@@ -14,6 +16,7 @@ import Table from 'cli-table3'
 import pino from 'pino'
 import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
+import { loopbackAddress } from '../test/support/loopback'
 
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'http-server.ts')
@@ -22,6 +25,8 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const schemaOf = (prefix: string): string => prefix.toLowerCase().replace(/[^a-z0-9]/g, '_')
 const HOSTS = 50
+// The servers of this run listen here: a loopback address of their own, not the machine's 127.0.0.1.
+const HOST = loopbackAddress()
 
 // No colours: the tables end up in logs and notes.
 const PLAIN = { head: [], border: [] }
@@ -34,6 +39,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '2' },
     backends: { type: 'string', default: 'memory,redis' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' }
@@ -42,6 +48,7 @@ const { values: args } = parseArgs({
 const DURATION = Number(args.duration)
 const WARMUP = Number(args.warmup)
 const CONNECTIONS = Number(args.connections)
+const ROUNDS = Math.max(1, Math.floor(Number(args.rounds)))
 const ONLY = args.only ? new Set(args.only.split(',')) : null
 
 type Backend = 'memory' | 'redis'
@@ -58,6 +65,8 @@ interface Measurement {
   /** Bytes per response, headers included: the 50-host page is far heavier than the hello-world. */
   bytesPerResponse: number
   requests: number
+  /** req/s in each round, in round order: rounds of different cases at the same index ran side by side. */
+  roundReqPerSec: number[]
   non2xx: number
   errors: number
   timeouts: number
@@ -72,7 +81,7 @@ function startServer (kind: 'hello' | Backend, env: Record<string, string>): Pro
   // --require (not --import) so that @fastify/autoload sees tsx among the preloaded modules and loads .ts plugins.
   const execArgv = ['--require', 'tsx/cjs']
   if (args['cpu-prof']) execArgv.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`)
-  const child = fork(SERVER, [kind], { cwd: ROOT, execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(SERVER, [kind], { cwd: ROOT, execArgv, env: { ...process.env, BENCH_HOST: HOST, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   return new Promise((resolvePort, reject) => {
     const timer = setTimeout(() => { child.kill(); reject(new Error(`${kind} server did not start within 60 s`)) }, 60_000)
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${kind} server exited with code ${String(code)}`)) })
@@ -105,7 +114,7 @@ function seed (server: Server, count: number): Promise<void> {
 }
 
 async function request (port: number, path: string, init: RequestInit = {}): Promise<{ status: number, body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, init)
+  const res = await fetch(`http://${HOST}:${port}${path}`, init)
   const text = await res.text()
   return { status: res.status, body: text ? JSON.parse(text) : null }
 }
@@ -126,17 +135,19 @@ interface Case {
 }
 
 /**
- * Measure the cases of one phase: each is warmed up, then measured in two halves of DURATION / 2, in the
- * order given and then in reverse. Other work on the machine drifts over a run; interleaving puts every case
- * under the same drift, so the ratios between cases hold better than their absolute figures.
+ * Measure the cases of one phase: each is warmed up, then measured in ROUNDS rounds of DURATION / ROUNDS, the
+ * order given and its reverse by turns. Other work on the machine drifts over a run; interleaving puts every
+ * case under the same drift, so the ratios between cases hold better than their absolute figures.
  */
 async function measurePhase (backend: Backend, all: Case[]): Promise<Measurement[]> {
   const cases = all.filter((c) => ONLY === null || ONLY.has(c.name))
-  const url = (c: Case): string => `http://127.0.0.1:${c.port}${c.path}`
+  const url = (c: Case): string => `http://${HOST}:${c.port}${c.path}`
   for (const c of cases) await autocannon({ url: url(c), connections: CONNECTIONS, duration: WARMUP, headers: c.headers })
   const halves = new Map<CaseName, autocannon.Result[]>(cases.map((c) => [c.name, []]))
-  for (const c of [...cases, ...[...cases].reverse()]) {
-    halves.get(c.name)?.push(await autocannon({ url: url(c), connections: CONNECTIONS, duration: DURATION / 2, headers: c.headers }))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of round % 2 === 0 ? cases : [...cases].reverse()) {
+      halves.get(c.name)?.push(await autocannon({ url: url(c), connections: CONNECTIONS, duration: DURATION / ROUNDS, headers: c.headers }))
+    }
   }
   return cases.map((c) => {
     const rs = halves.get(c.name) ?? []
@@ -150,11 +161,12 @@ async function measurePhase (backend: Backend, all: Case[]): Promise<Measurement
       path: c.path,
       reqPerSec: Math.round(requests / seconds),
       p50Ms: Math.max(...rs.map((r) => r.latency.p50)),
-      // The worse half: a percentile of two histograms cannot be had from their percentiles.
+      // The worst round: a percentile of several histograms cannot be had from their percentiles.
       p99Ms: Math.max(...rs.map((r) => r.latency.p99)),
       kbPerSec: Math.round(bytes / seconds / 1024),
       bytesPerResponse: requests > 0 ? Math.round(bytes / requests) : 0,
       requests,
+      roundReqPerSec: rs.map((r) => r.requests.total / r.duration),
       non2xx: sum((r) => r.non2xx),
       errors: sum((r) => r.errors),
       timeouts: sum((r) => r.timeouts)
@@ -209,9 +221,9 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
     await seed(server, HOSTS)
     await expectHosts(server.port, serviceKey, HOSTS)
     await expectHosts(server.port, dynamicKey, HOSTS)
-    const served = await (await fetch(`http://127.0.0.1:${server.port}/host?limit=${HOSTS}`, { headers: keys.service })).text()
+    const served = await (await fetch(`http://${HOST}:${server.port}/host?limit=${HOSTS}`, { headers: keys.service })).text()
     await new Promise<void>((resolve) => { hello.child.once('message', () => resolve()); hello.child.send({ cmd: 'page', body: served }) })
-    const reference = await (await fetch(`http://127.0.0.1:${hello.port}/page50`)).text()
+    const reference = await (await fetch(`http://${HOST}:${hello.port}/page50`)).text()
     if (served !== reference) throw new Error(`the hello-page50 reference (${reference.length} chars) differs from GET /host?limit=${HOSTS} (${served.length})`)
     out.push(...await measurePhase(backend, [
       { name: 'hello-page50', port: hello.port, path: '/page50', headers: {} },
@@ -246,8 +258,12 @@ function ratios (results: Measurement[], backend: Backend): Ratio[] {
     const value = rps(c) / rps('hello')
     return { backend, name: `${c} / hello`, value, target: `>= ${min * 100}%`, met: value >= min }
   }
+  const measured = (c: CaseName): Measurement | undefined => results.find((r) => r.backend === backend && r.case === c)
+  // Round by round, so that both keys of a ratio were measured next to each other; the median of the rounds.
   const keys = (a: CaseName, b: CaseName): Ratio => {
-    const value = rps(a) / rps(b)
+    const ra = measured(a)?.roundReqPerSec ?? []
+    const rb = measured(b)?.roundReqPerSec ?? []
+    const value = median(ra.map((x, i) => x / rb[i]))
     return { backend, name: `${a} / ${b}`, value, target: `within ${TARGETS.dynamicVsService * 100}%`, met: Math.abs(1 - value) <= TARGETS.dynamicVsService }
   }
   const page = rps('page50-service') / rps('hello-page50')
@@ -263,6 +279,13 @@ function ratios (results: Measurement[], backend: Backend): Ratio[] {
   ]
 }
 
+function median (xs: number[]): number {
+  if (xs.length === 0) return NaN
+  const s = [...xs].sort((x, y) => x - y)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
 async function main (): Promise<void> {
   const wanted = args.backends.split(',').map((b) => b.trim()).filter(Boolean)
   for (const b of wanted) if (b !== 'memory' && b !== 'redis') throw new Error(`unknown backend '${b}'`)
@@ -270,7 +293,7 @@ async function main (): Promise<void> {
   if (backends.includes('redis') && !await redisAnswers()) throw new Error(`no Redis answers at ${REDIS_URL}; run with --backends memory to skip it`)
 
   const startLoad = loadavg()
-  console.log(`GET /host vs hello-world: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case (two interleaved halves), ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`GET /host vs hello-world: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case (${ROUNDS} interleaved rounds), ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
   const results: Measurement[] = []
   for (const backend of backends) results.push(...await runBackend(backend))
   const endLoad = loadavg()
@@ -295,6 +318,7 @@ async function main (): Promise<void> {
       connections: CONNECTIONS,
       warmupSeconds: WARMUP,
       durationSeconds: DURATION,
+      rounds: ROUNDS,
       hosts: HOSTS,
       targets: TARGETS,
       results,

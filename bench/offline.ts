@@ -15,7 +15,7 @@ import Fastify from 'fastify'
 import app, { serverOptions } from '../app'
 import { loadConfig } from '../lib/config'
 import { nvdRecords } from '../test/support/sources'
-import { randomLoopback } from '../test/support/fake-tracker'
+import { loopbackAddress } from '../test/support/loopback'
 
 const KEY = 'bench-offline-key-0123456789abcdef'
 const auth = { 'x-api-key': KEY, 'content-type': 'application/json' }
@@ -26,7 +26,7 @@ async function dropper (): Promise<{ url: string, connections: () => number, clo
     n++
     s.once('data', () => s.destroy())
   })
-  const host = randomLoopback()
+  const host = loopbackAddress()
   await new Promise<void>((resolve) => server.listen(0, host, resolve))
   const { port } = server.address() as net.AddressInfo
   return { url: `http://${host}:${port}/rest/json`, connections: () => n, close: async () => await new Promise((resolve) => server.close(() => resolve())) }

@@ -25,7 +25,7 @@ import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
 import { startFakeNvd } from '../test/support/fake-nvd'
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process'
-import { freePort } from '../test/support/redis-server'
+import { freePort, loopbackAddress } from '../test/support/loopback'
 
 interface AutocannonResult {
   duration: number
@@ -69,14 +69,15 @@ interface Api {
 
 /** The API alone (`npm run start:api`), in its own process. */
 async function startApi (env: Record<string, string>): Promise<Api> {
-  const port = await freePort()
+  const host = loopbackAddress()
+  const port = await freePort(host)
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'server.ts'), '--no-worker'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SERVICE_API_KEY: KEY, RATE_LIMIT_MAX: '100000000', ...env },
+    env: { PATH: process.env.PATH, PORT: String(port), HOST: host, LOG_LEVEL: 'warn', SERVICE_API_KEY: KEY, RATE_LIMIT_MAX: '100000000', ...env },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const exited = new Promise((resolve) => child.once('exit', resolve))
-  const base = `http://127.0.0.1:${port}`
+  const base = `http://${host}:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
     try {

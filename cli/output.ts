@@ -6,6 +6,10 @@ import type { Schemas } from '../sdk'
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const
 export type Severity = typeof SEVERITIES[number]
 
+/** Confidence tiers, surest first (a finding's `confidence`, and --min-confidence). */
+export const CONFIDENCES = ['high', 'medium', 'low'] as const
+export type Confidence = typeof CONFIDENCES[number]
+
 /** Rank for comparisons: critical 4 … low 1; none, unknown and missing rank 0 (see --fail-on in the usage text). */
 export function severityRank (severity: string | null | undefined): number {
   const i = SEVERITIES.indexOf((severity ?? '') as Severity)
@@ -73,10 +77,22 @@ function kevText (f: Finding): string {
   return f.kev.ransomware === true ? pc.bold(pc.red('KEV+ransomware')) : pc.bold(pc.red('KEV'))
 }
 
-export function findingsTable (findings: Finding[]): string {
-  const t = newTable(['severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'])
+/**
+ * Findings as a table. A confidence that comes with a note (a possible backport, a platform the scan cannot
+ * see) is marked [n] and the note printed once under the table, so a long sentence does not widen every row.
+ */
+export function findingsTable (findings: Finding[], { ids = false } = {}): string {
+  const t = newTable([...(ids ? ['id'] : []), 'severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'])
+  const notes: string[] = []
   for (const f of findings) {
+    let confidence: string = f.confidence
+    if (f.confidenceNote !== null && f.confidenceNote !== undefined && f.confidenceNote !== '') {
+      let n = notes.indexOf(f.confidenceNote)
+      if (n === -1) n = notes.push(f.confidenceNote) - 1
+      confidence = `${f.confidence} ${pc.dim(`[${n + 1}]`)}`
+    }
     t.push([
+      ...(ids ? [f.id] : []),
       colourSeverity(f.severity),
       cvssText(f),
       f.cveId,
@@ -86,16 +102,27 @@ export function findingsTable (findings: Finding[]): string {
       String(f.port),
       [f.product, f.version].filter(Boolean).join(' '),
       f.source,
-      f.confidence,
+      confidence,
       f.status
     ])
   }
-  return t.toString()
+  return [t.toString(), ...notes.map((note, i) => pc.dim(`[${i + 1}] ${note}`))].join('\n')
 }
 
 export function keysTable (keys: ApiKey[]): string {
-  const t = newTable(['id', 'label', 'prefix', 'created', 'expires', 'last used'])
-  for (const k of keys) t.push([k.id, k.label, k.prefix, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never'])
+  const t = newTable(['id', 'label', 'role', 'scope', 'prefix', 'created', 'expires', 'last used'])
+  for (const k of keys) t.push([k.id, k.label, k.role, k.scope.join('\n'), k.prefix, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never'])
+  return t.toString()
+}
+
+export type AuditEntry = Schemas['AuditEntry']
+
+export function auditTable (entries: AuditEntry[]): string {
+  const t = newTable(['when', 'who', 'method', 'route', 'target', 'from', 'status'])
+  for (const e of entries) {
+    t.push([e.at, e.keyId === null ? pc.dim('no valid key') : `${e.keyId}${e.keyLabel ? ` (${e.keyLabel})` : ''}`, e.method, e.route, e.targetId ?? '', e.ip,
+      e.status < 400 ? String(e.status) : pc.red(String(e.status))])
+  }
   return t.toString()
 }
 

@@ -15,6 +15,7 @@ const FORMULA_START = /^[=+\-@\t\r]/
 // Where a spreadsheet may start a new cell: the comma, the ';' of locales that use a decimal comma, a tab, a
 // line break. Every piece that follows one is neutralised, for the readers that ignore quotes too.
 const PIECE = /([,;\t\r\n]+)/
+const SPECIAL = /[",;\t\r\n]/
 
 /**
  * One CSV cell: any piece (the text at the start or after a separator) that would start a formula gets a
@@ -22,11 +23,11 @@ const PIECE = /([,;\t\r\n]+)/
  */
 export function csvCell (value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return ''
-  let s = String(value)
-  if (typeof value === 'string') {
-    s = s.split(PIECE).map((piece, i) => i % 2 === 0 && FORMULA_START.test(piece) ? `'${piece}` : piece).join('')
-  }
-  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+  if (typeof value !== 'string') return String(value)
+  // Most cells hold no separator at all: only their start can make a formula, and they need no quotes.
+  if (!SPECIAL.test(value)) return FORMULA_START.test(value) ? `'${value}` : value
+  const s = value.split(PIECE).map((piece, i) => i % 2 === 0 && FORMULA_START.test(piece) ? `'${piece}` : piece).join('')
+  return `"${s.replace(/"/g, '""')}"`
 }
 
 export function csvRow (cells: (string | number | boolean | null | undefined)[]): string {

@@ -78,6 +78,9 @@ export class MemoryInvalidation implements InvalidationChannel {
 
 export class RedisInvalidation implements InvalidationChannel {
   private readonly emitter = new EventEmitter()
+  /** Channels with listeners here. */
+  private readonly wanted = new Set<string>()
+  /** Channels whose SUBSCRIBE Redis has answered since the subscriber connection last came up. */
   private readonly subscribed = new Set<string>()
   private generation = 0
 
@@ -87,10 +90,24 @@ export class RedisInvalidation implements InvalidationChannel {
     subscriber.on('message', (channel: string, message: string) => {
       if (channel.startsWith(`${prefix}:invalidate:`)) this.emitter.emit(channel, message)
     })
-    // ioredis resubscribes on reconnect, but whatever was published meanwhile is gone.
-    const bump = (): void => { this.generation++ }
-    subscriber.on('close', bump)
-    subscriber.on('ready', bump)
+    // Whatever was published while the connection was down is gone: nothing is live until Redis has answered
+    // a SUBSCRIBE on the new connection (ioredis resubscribes too, but says nothing when that is done).
+    subscriber.on('close', () => {
+      this.subscribed.clear()
+      this.generation++
+    })
+    subscriber.on('ready', () => {
+      this.generation++
+      for (const channel of this.wanted) this.confirm(channel)
+    })
+  }
+
+  private confirm (channel: string): void {
+    this.subscriber.subscribe(channel).then(() => {
+      if (!this.wanted.has(channel)) return
+      this.subscribed.add(channel)
+      this.generation++
+    }).catch(() => { this.subscribed.delete(channel) })
   }
 
   async publish (topic: string, message: string): Promise<void> {
@@ -101,14 +118,13 @@ export class RedisInvalidation implements InvalidationChannel {
     const channel = channelName(this.prefix, topic)
     this.emitter.on(channel, listener)
     if (this.emitter.listenerCount(channel) === 1) {
-      this.subscriber.subscribe(channel).then(() => {
-        this.subscribed.add(channel)
-        this.generation++
-      }).catch(() => { this.subscribed.delete(channel) })
+      this.wanted.add(channel)
+      this.confirm(channel)
     }
     return () => {
       this.emitter.off(channel, listener)
       if (this.emitter.listenerCount(channel) === 0) {
+        this.wanted.delete(channel)
         this.subscribed.delete(channel)
         this.subscriber.unsubscribe(channel).catch(() => {})
       }
@@ -130,6 +146,7 @@ export class RedisInvalidation implements InvalidationChannel {
 
   async close (): Promise<void> {
     this.emitter.removeAllListeners()
+    this.wanted.clear()
     this.subscribed.clear()
   }
 }

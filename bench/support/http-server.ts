@@ -41,7 +41,7 @@ async function main (): Promise<void> {
   const kind = process.argv[2]
   if (kind !== 'hello' && kind !== 'memory' && kind !== 'redis') throw new Error(`unknown server kind '${kind}'`)
   const fastify = kind === 'hello' ? await helloWorld() : await vulnscan(kind)
-  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  await fastify.listen({ port: 0, host: process.env.BENCH_HOST ?? '127.0.0.1' })
   const address = fastify.server.address()
   if (address === null || typeof address === 'string') throw new Error('no TCP address')
 

@@ -19,6 +19,11 @@ const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive', 'fixed_by
 const USER_DECIDED = new Set<FindingStatus>(['accepted', 'false_positive'])
 /** Statuses the default lists leave out: nothing is open, and a list (or a CI gate) reading them would be misled. */
 export const HIDDEN_BY_DEFAULT: readonly FindingStatus[] = ['fixed_by_distribution', 'potential']
+const HIDDEN = new Set<FindingStatus>(HIDDEN_BY_DEFAULT)
+
+export function isHiddenByDefault (status: FindingStatus): boolean {
+  return HIDDEN.has(status)
+}
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
@@ -296,15 +301,33 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
 }
 
 export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolean {
-  if (q.severity !== undefined && f.severity !== q.severity) return false
-  if (q.minCvss !== undefined && (f.cvss === null || f.cvss < q.minCvss)) return false
-  if (q.minEpss !== undefined && (f.epss === null || f.epss.score < q.minEpss)) return false
-  if (q.kev !== undefined && (f.kev !== null) !== q.kev) return false
-  if (q.cveId !== undefined && f.cveId !== q.cveId.toUpperCase()) return false
-  if (q.host !== undefined && f.address !== q.host) return false
-  if (q.status !== undefined ? f.status !== q.status : HIDDEN_BY_DEFAULT.includes(f.status)) return false
-  if (q.confidence !== undefined && f.confidence !== q.confidence) return false
-  return true
+  return findingFilter(q)(f)
+}
+
+/**
+ * The test of findingMatches with the query's work done once (upper-cased CVE id, the default statuses), for
+ * backends that test many findings against one query.
+ */
+export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boolean {
+  const { severity, minCvss, minEpss, kev, host, status, confidence } = q
+  const cveId = q.cveId?.toUpperCase()
+  return (f) => {
+    if (status !== undefined ? f.status !== status : HIDDEN.has(f.status)) return false
+    if (severity !== undefined && f.severity !== severity) return false
+    if (minCvss !== undefined && (f.cvss === null || f.cvss < minCvss)) return false
+    if (minEpss !== undefined && (f.epss === null || f.epss.score < minEpss)) return false
+    if (kev !== undefined && (f.kev !== null) !== kev) return false
+    if (cveId !== undefined && f.cveId !== cveId) return false
+    if (host !== undefined && f.address !== host) return false
+    if (confidence !== undefined && f.confidence !== confidence) return false
+    return true
+  }
+}
+
+/** Whether a query filters by anything beyond the statuses the default lists leave out. */
+export function findingQueryFilters (q: FindingExportQuery): boolean {
+  return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
+    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

@@ -9,6 +9,8 @@ import { build, SERVICE_KEY } from '../helper'
 import { finding, write } from '../support/results'
 import { startFakeNvd } from '../support/fake-nvd'
 import { rawFixture } from '../support/nvd-fixtures'
+import { listen } from '../support/cli'
+import { loopbackAddress } from '../support/loopback'
 
 const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 
@@ -26,17 +28,20 @@ function cli (args: string[], env: Record<string, string | undefined> = {}): Pro
   })
 }
 
+// Where a port nothing listens on is found: bound, then released.
+const DEAD_HOST = loopbackAddress()
+
 /** A port nothing listens on: bound, then released. */
 async function deadPort (): Promise<number> {
   const s = createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => s.listen(0, DEAD_HOST, resolve))
   const { port } = s.address() as AddressInfo
   await new Promise((resolve) => s.close(resolve))
   return port
 }
 
 test('usage errors exit 2 with a message, before any request', async (t) => {
-  const env = { VULNSCAN_URL: `http://127.0.0.1:${await deadPort()}`, VULNSCAN_API_KEY: 'k' }
+  const env = { VULNSCAN_URL: `http://${DEAD_HOST}:${await deadPort()}`, VULNSCAN_API_KEY: 'k' }
   const help = await cli(['--help'], env)
   t.equal(help.code, 0)
   t.match(help.stdout, /Usage: vulnscan <command>/)
@@ -68,7 +73,7 @@ test('usage errors exit 2 with a message, before any request', async (t) => {
 })
 
 test('network errors exit 3 and name the URL', async (t) => {
-  const url = `http://127.0.0.1:${await deadPort()}`
+  const url = `http://${DEAD_HOST}:${await deadPort()}`
   const r = await cli(['hosts', '--url', url, '--key', 'k'])
   t.equal(r.code, 3)
   t.match(r.stderr, `Cannot reach vulnscan at ${url}: ECONNREFUSED`)
@@ -78,8 +83,7 @@ test('against a live server', async (t) => {
   const nvd = await startFakeNvd({ rateLimit: null })
   t.teardown(() => nvd.close())
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const { url } = await listen(app)
   const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
 
   t.test('a wrong key: a clear message and exit 3', async (t) => {
@@ -285,8 +289,7 @@ test('against a live server', async (t) => {
   t.test('--fail-on does not pass a scan whose products could not be checked against the NVD', async (t) => {
     // A second server whose NVD is unreachable (the helper's default): the scan completes, unchecked.
     const { app: offline } = await build(t, 'memory', { WORKER_ENABLED: true })
-    await offline.listen({ port: 0, host: '127.0.0.1' })
-    const offlineEnv = { ...env, VULNSCAN_URL: `http://127.0.0.1:${(offline.server.address() as AddressInfo).port}` }
+    const offlineEnv = { ...env, VULNSCAN_URL: (await listen(offline)).url }
     const gated = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait', '--fail-on', 'critical'], offlineEnv)
     t.equal(gated.code, 3, 'exit 3, not a pass')
     t.match(gated.stderr, /--fail-on critical cannot pass scan \S+: 1 product\(s\) could not be checked against the NVD \(redis:redis\)/)

@@ -3,10 +3,10 @@
 import { test } from 'tap'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { build, SERVICE_KEY } from '../helper'
 import { startFakeNvd } from '../support/fake-nvd'
+import { listenOnLoopback } from '../support/raw-http'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts')
@@ -59,8 +59,8 @@ test('Swagger UI: authorize, Try it out on POST /app/scan and GET /host, and a w
   const nvd = await startFakeNvd({ rateLimit: null })
   t.teardown(() => nvd.close())
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const listening = await listenOnLoopback(app)
+  const base = `http://${listening.host}:${listening.port}`
 
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
   t.teardown(() => browser.close())

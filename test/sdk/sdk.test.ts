@@ -4,7 +4,6 @@
 import { test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { AddressInfo } from 'node:net'
 import { parse } from 'yaml'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
@@ -12,6 +11,7 @@ import { createVulnscanClient, type VulnscanClient } from '../../sdk'
 import { generateSdkTypes, OPENAPI_FILE, SDK_TYPES_FILE } from '../../scripts/gen-sdk'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { startFakeNvd } from '../support/fake-nvd'
+import { listenOnLoopback } from '../support/raw-http'
 
 interface Operation {
   operationId: string
@@ -84,8 +84,8 @@ test('every operation through the generated client agrees with openapi.yaml', as
     const nvd = await startFakeNvd({ rateLimit: null })
     t.teardown(() => nvd.close())
     const { app } = await build(t, backend, { WORKER_ENABLED: true, NVD_API_URL: nvd.baseUrl, NVD_RATE_LIMIT: 1000 })
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    const listening = await listenOnLoopback(app)
+    const baseUrl = `http://${listening.host}:${listening.port}`
     const validate = contractChecker()
     const calls: Call[] = []
 

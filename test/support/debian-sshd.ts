@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { randomLoopback } from './fake-tracker'
+import { freePort, loopbackAddress } from './loopback'
 
 export const SSHD = '/usr/sbin/sshd'
 
@@ -28,17 +28,6 @@ export function sshdUnavailable (): string | false {
   const reason = `${SSHD} is absent: install Debian's openssh-server to run this test`
   if (process.env.CI === 'true') throw new Error(`${reason} (CI must have it)`)
   return reason
-}
-
-async function freePort (host: string): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.once('error', reject)
-    s.listen(0, host, () => {
-      const { port } = s.address() as net.AddressInfo
-      s.close(() => resolve(port))
-    })
-  })
 }
 
 async function waitForBanner (host: string, port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -66,7 +55,7 @@ export async function startDebianSshd (): Promise<DebianSshd> {
   // Debian's sshd refuses to start without its privilege separation directory, which the
   // system service's unit normally creates.
   if (process.getuid?.() === 0 && !existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755 })
-  const host = randomLoopback()
+  const host = loopbackAddress()
   const port = await freePort(host)
   const config = path.join(dir, 'sshd_config')
   writeFileSync(config, [

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
+import { loopbackAddress } from './loopback'
 
 export const FIXTURE_CVES_DIR = path.join(__dirname, '..', 'fixtures', 'nvd', 'cves')
 const MAX_RESULTS_PER_PAGE = 2000
@@ -49,7 +50,7 @@ export interface FailureSpec {
 }
 
 export interface FakeNvd {
-  /** Base URL to hand to the client (it appends /cves/2.0), e.g. http://127.0.0.1:PORT/rest/json */
+  /** Base URL to hand to the client (it appends /cves/2.0), e.g. http://127.12.34.56:PORT/rest/json */
   readonly baseUrl: string
   readonly requests: RecordedRequest[]
   /** Ids in the order the server lists them. */
@@ -317,11 +318,12 @@ export async function startFakeNvd (opts: FakeNvdOptions = {}): Promise<FakeNvd>
     }
   })
   server.keepAliveTimeout = 1000
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const host = loopbackAddress()
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
   const { port } = server.address() as AddressInfo
 
   return {
-    baseUrl: `http://127.0.0.1:${port}/rest/json`,
+    baseUrl: `http://${host}:${port}/rest/json`,
     requests,
     ids: () => [...order],
     rawRecord: (id) => records.get(id)?.raw,

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { loopbackAddress } from './loopback'
 
 export interface FakeTrackerRequest {
   path: string
@@ -26,12 +27,6 @@ export interface FakeTracker {
 }
 
 export const TRACKER_PATH = '/tracker/data/json'
-
-/** A random loopback address other than 127.0.0.1. */
-export function randomLoopback (): string {
-  const b = (lo: number, hi: number): number => lo + Math.floor(Math.random() * (hi - lo + 1))
-  return `127.${b(1, 254)}.${b(0, 255)}.${b(1, 254)}`
-}
 
 export async function startFakeTracker (initial: Buffer, opts: { path?: string, ranges?: boolean } = {}): Promise<FakeTracker> {
   const servedPath = opts.path ?? TRACKER_PATH
@@ -83,7 +78,7 @@ export async function startFakeTracker (initial: Buffer, opts: { path?: string, 
     }
     send(200, { 'content-type': 'application/json', 'content-length': body.length }, body)
   })
-  const host = randomLoopback()
+  const host = loopbackAddress()
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, host, resolve)

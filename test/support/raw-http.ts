@@ -1,13 +1,8 @@
 // Raw sockets against a test server on a random loopback address: for what an HTTP client library would
 // refuse to send (malformed framing, slow or stalled requests).
 import { connect, type Socket } from 'node:net'
-import { randomInt } from 'node:crypto'
+import { loopbackAddress } from './loopback'
 import type { FastifyInstance } from 'fastify'
-
-/** A random 127.x.y.z address other than 127.0.0.1. */
-export function loopbackAddress (): string {
-  return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`
-}
 
 /** Listen on a random loopback address and port 0; returns where. */
 export async function listenOnLoopback (app: FastifyInstance): Promise<{ host: string, port: number }> {

@@ -1,12 +1,13 @@
 // Starts a private redis-server on a free port for tests that stop or restart Redis.
 import { spawn, execFileSync } from 'node:child_process'
-import { createServer } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
+import { freePort, loopbackAddress } from './loopback'
 
 export interface PrivateRedis {
+  host: string
   port: number
   url: string
   /** Stop the server (SHUTDOWN; with persistence, NOSAVE is not used so the AOF stays). */
@@ -26,18 +27,6 @@ export function redisServerAvailable (): boolean {
   }
 }
 
-/** A TCP port free on 127.0.0.1 at the time of asking. */
-export async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 async function waitUntil (check: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
@@ -47,8 +36,8 @@ async function waitUntil (check: () => Promise<boolean>, ms: number): Promise<vo
   throw new Error('redis-server did not reach the expected state in time')
 }
 
-async function answers (port: number): Promise<boolean> {
-  const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 })
+async function answers (host: string, port: number): Promise<boolean> {
+  const c = new Redis({ port, host, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 })
   c.on('error', () => {})
   try {
     await c.connect()
@@ -62,14 +51,15 @@ async function answers (port: number): Promise<boolean> {
 }
 
 export async function startPrivateRedis (opts: { appendOnly?: boolean } = {}): Promise<PrivateRedis> {
-  const port = await freePort()
+  const host = loopbackAddress()
+  const port = await freePort(host)
   const dir = mkdtempSync(join(tmpdir(), 'vulnscan-redis-'))
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+  const args = ['--port', String(port), '--bind', host, '--dir', dir, '--save', '',
     '--appendonly', opts.appendOnly ? 'yes' : 'no', '--appendfsync', 'always', '--daemonize', 'no']
   let child: ReturnType<typeof spawn> | null = null
   const start = async (): Promise<void> => {
     child = spawn('redis-server', args, { stdio: 'ignore' })
-    await waitUntil(() => answers(port), 5000)
+    await waitUntil(() => answers(host, port), 5000)
   }
   const stop = async (): Promise<void> => {
     if (!child) return
@@ -77,12 +67,13 @@ export async function startPrivateRedis (opts: { appendOnly?: boolean } = {}): P
     child.kill('SIGTERM')
     await exited
     child = null
-    await waitUntil(async () => !(await answers(port)), 5000)
+    await waitUntil(async () => !(await answers(host, port)), 5000)
   }
   await start()
   return {
+    host,
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host}:${port}`,
     start,
     stop,
     destroy: async () => {

@@ -3,15 +3,18 @@ import { test } from 'tap'
 import { silentServers } from '../support/silent-servers'
 import { build, SERVICE_KEY } from '../helper'
 import { createScanRunner, type ScanJobData } from '../../lib/worker/runner'
+import { loopbackAddress } from '../support/loopback'
+import { listenOnLoopback } from '../support/raw-http'
 
 const auth = { 'x-api-key': SERVICE_KEY }
 
 
 test('DELETE /app/scan/{id} stops a running scan\'s sockets within 2 seconds', async (t) => {
-  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: '127.0.0.1', port: 0 })))
+  const target = loopbackAddress()
+  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: target, port: 0 })))
   t.teardown(() => silent.close())
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
-  const post = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'long', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
+  const post = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'long', targets: [{ value: target, type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
   t.equal(post.statusCode, 200)
   const deadline = Date.now() + 20_000
   while (silent.connections() === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
@@ -49,8 +52,8 @@ test('a queued scan cancelled before a worker takes it never runs', async (t) =>
 
 test('GET /app/scan/{id}/events streams progress, then the end, then closes', async (t) => {
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const listening = await listenOnLoopback(app)
+  const base = `http://${listening.host}:${listening.port}`
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'ev', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery', ports: '1-2000' } } })
   const res = await fetch(`${base}/app/scan/ev/events`, { headers: auth })
   t.equal(res.status, 200)

@@ -9,6 +9,8 @@ import { expectedCves } from '../support/expected-cves'
 import { redisServerAvailable, startPrivateRedis } from '../support/redis-server'
 import { countByScan, spawnWorker } from '../support/worker-process'
 import { aliasesFor } from '../../lib/cpe/aliases'
+import { loopbackAddress } from '../support/loopback'
+import { listenOnLoopback } from '../support/raw-http'
 
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
 type Json = Record<string, any>
@@ -42,8 +44,8 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
   const nvd = await startFakeNvd({ rateLimit: null })
   t.teardown(() => nvd.close())
   const { app, config } = await build(t, 'redis', { NVD_API_URL: nvd.baseUrl })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const listening = await listenOnLoopback(app)
+  const base = `http://${listening.host}:${listening.port}`
   const get = async (path: string): Promise<Json> => await (await fetch(`${base}${path}`, { headers: auth })).json() as Json
 
   const env = {
@@ -98,13 +100,14 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
 
 test('a scan cancelled mid-scan on a separate worker process stops its sockets within 2 seconds', async (t) => {
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
-  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: '127.0.0.1', port: 0 })))
+  const target = loopbackAddress()
+  const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: target, port: 0 })))
   t.teardown(() => silent.close())
   const { app, config } = await build(t, 'redis')
   const worker = spawnWorker({ REDIS_URL: config.REDIS_URL, DATABASE_URL: config.DATABASE_URL, DATABASE_SCHEMA: config.DATABASE_SCHEMA, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, QUEUE_LOCK_MS: '2000' })
   t.teardown(() => worker.kill())
   await worker.ready()
-  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'stop', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'stop', targets: [{ value: target, type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
   await until('detection talks to the silent ports', async () => silent.connections() > 0, 30_000)
   const cancelled = await app.inject({ method: 'DELETE', url: '/app/scan/stop', headers: { 'x-api-key': SERVICE_KEY } })
   t.equal(cancelled.statusCode, 200)
@@ -151,17 +154,18 @@ test('Redis restarted while scans are queued: none is lost', async (t) => {
 
 test('a target that accepts and never speaks does not stall a scan past its limit', async (t) => {
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
-  const silent = await silentServers([{ address: '127.0.0.1', port: 0 }])
+  const target = loopbackAddress()
+  const silent = await silentServers([{ address: target, port: 0 }])
   t.teardown(() => silent.close())
   const { app } = await build(t, 'redis', { WORKER_ENABLED: true, SCAN_TIMEOUT: 10, QUEUE_LOCK_MS: 2000 })
   const at = Date.now()
-  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'mute', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick', ports: String(silent.ports[0]) } } })
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'mute', targets: [{ value: target, type: 'single_ip' }], options: { template: 'quick', ports: String(silent.ports[0]) } } })
   const scan = await until('the scan ends', async () => { const s = (await app.inject({ url: '/app/scan/mute', headers: auth })).json() as Json; return ended(s) ? s : undefined }, 30_000)
   t.equal(scan.status, 'completed', scan.reason ?? '')
   const ran = Date.parse(scan.finishedAt) - Date.parse(scan.startedAt)
   t.ok(ran <= 10_000, `ran ${ran} ms, within the 10 s limit`)
   t.ok(Date.now() - at < 25_000, 'ended soon after it was posted')
-  const host = (await app.inject({ url: '/host/127.0.0.1', headers: auth })).json() as Json
+  const host = (await app.inject({ url: `/host/${target}`, headers: auth })).json() as Json
   const p = host.ports.find((x: Json) => x.port === silent.ports[0])
   t.equal(p?.state, 'open')
   t.equal(p?.service, 'unknown')
@@ -173,10 +177,11 @@ test('a scan that cannot finish within SCAN_TIMEOUT ends failed, naming the time
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
   // Full detection gives each silent port several seconds, 32 ports at a time: 80 of them take
   // three rounds, well past 10 s.
-  const silent = await silentServers(Array.from({ length: 80 }, () => ({ address: '127.0.0.1', port: 0 })))
+  const target = loopbackAddress()
+  const silent = await silentServers(Array.from({ length: 80 }, () => ({ address: target, port: 0 })))
   t.teardown(() => silent.close())
   const { app } = await build(t, 'redis', { WORKER_ENABLED: true, SCAN_TIMEOUT: 10, QUEUE_LOCK_MS: 2000 })
-  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'slow', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'slow', targets: [{ value: target, type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
   const scan = await until('the scan ends', async () => { const s = (await app.inject({ url: '/app/scan/slow', headers: auth })).json() as Json; return ended(s) ? s : undefined }, 40_000)
   t.equal(scan.status, 'failed')
   t.match(scan.reason, /time limit of 10 s/)

@@ -3,6 +3,7 @@
 import { test } from 'tap'
 import { backends, build, SERVICE_KEY } from '../helper'
 import { countByScan, spawnWorker } from '../support/worker-process'
+import { listenOnLoopback } from '../support/raw-http'
 
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
 const CLIENTS = 50
@@ -12,8 +13,8 @@ type Json = Record<string, any>
 test('1,000 scans from 50 concurrent clients: all accepted, all end once, higher priority first', async (t) => {
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
   const { app, config } = await build(t, 'redis')
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const listening = await listenOnLoopback(app)
+  const base = `http://${listening.host}:${listening.port}`
 
   const priorityOf = new Map<string, number>()
   const statuses: number[] = []

@@ -8,6 +8,7 @@ import { startFakeNvd } from '../support/fake-nvd'
 import { localDaemons } from '../support/daemons'
 import { expectedCves } from '../support/expected-cves'
 import { aliasesFor } from '../../lib/cpe/aliases'
+import { listenOnLoopback } from '../support/raw-http'
 
 const ROOT = join(__dirname, '..', '..')
 const auth = { 'x-api-key': SERVICE_KEY, 'content-type': 'application/json' }
@@ -35,8 +36,8 @@ for (const mode of ['embedded', 'redis-separate-worker'] as const) {
       WORKER_ENABLED: mode === 'embedded',
       NVD_API_URL: nvd.baseUrl
     })
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    const listening = await listenOnLoopback(app)
+    const base = `http://${listening.host}:${listening.port}`
 
     if (mode !== 'embedded') {
       const worker = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker.ts')], {

@@ -15,7 +15,7 @@ import { importKev } from '../../lib/exploit/kev'
 import { cve5Summary, nvdFixture } from '../support/cve5-fixtures'
 import { startDebianSshd, sshdUnavailable } from '../support/debian-sshd'
 import { localDaemons } from '../support/daemons'
-import { randomLoopback } from '../support/fake-tracker'
+import { loopbackAddress } from '../support/loopback'
 import { CVE5_IDS, DEBIAN_TRACKER, EPSS_SCORES, KEV_CATALOG, nvdRecords } from '../support/sources'
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'vulnscan.js')
@@ -64,7 +64,7 @@ test('a patched Debian sshd and this machine\'s Redis, with every source', async
   await finishImport(sources)
   await importKev(KEV_CATALOG, sources)
   await importEpss(EPSS_SCORES, sources)
-  await app.listen({ port: 0, host: randomLoopback() })
+  await app.listen({ port: 0, host: loopbackAddress() })
   const addr = app.server.address() as net.AddressInfo
   const base = `http://${addr.address}:${addr.port}`
 
@@ -118,12 +118,12 @@ test('RabbitMQ 3.10.8 keeps the findings of the alias the index holds while the 
     connections++
     s.once('data', () => s.destroy())
   })
-  const nvdHost = randomLoopback()
+  const nvdHost = loopbackAddress()
   await new Promise<void>((resolve) => nvd.listen(0, nvdHost, resolve))
   t.teardown(() => new Promise((resolve) => nvd.close(resolve)))
   const { app } = await build(t, 'memory', { WORKER_ENABLED: true, NVD_API_URL: `http://${nvdHost}:${(nvd.address() as net.AddressInfo).port}/rest/json` })
   await app.backends.indexes.cve.upsertRaw([nvdFixture('CVE-2023-46118')])
-  const base = await app.listen({ port: 0, host: randomLoopback() })
+  const base = await app.listen({ port: 0, host: loopbackAddress() })
 
   const times: number[] = []
   const scans: Array<Record<string, any>> = []

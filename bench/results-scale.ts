@@ -1,0 +1,343 @@
+// Results at scale: seed the results store with N hosts (5-15 open ports, about 20 findings each) through its
+// own API, then measure every host and finding list and filter through the running service, the write rate
+// (first scans and re-scans), the CSV export and the API's memory, each beside its target (issue 11).
+//   npx tsx bench/results-scale.ts [--hosts 10000] [--backend memory|redis] [--requests 200] [--concurrency 4]
+//                                  [--rescan 1000] [--out figures.json]
+// The API runs in a child process (the real app, on the backend chosen); this process only sends requests.
+// Latencies are measured by the client, body read included, over a bounded number of requests per case sent
+// by a few concurrent clients; host list queries vary their page size a little so that the host page cache
+// does not answer them: each request does the store's work.
+import { fork, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import Table from 'cli-table3'
+import pino from 'pino'
+import { loadConfig } from '../lib/config'
+import { openBackends } from '../lib/backends'
+import { random, resultsData } from './support/results-data'
+
+const ROOT = join(__dirname, '..')
+const SERVER = join(__dirname, 'support', 'results-server.ts')
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+// The results database of the redis backend: a schema of this run's own in it, dropped at the end.
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const PLAIN = { head: [], border: [] }
+
+const TARGETS = { listP99Ms: 100, singleP99Ms: 10, hostsPerSec: 2000, findingsPerSec: 40_000, csvRowsPerSec: 50_000, rssMb: 300 }
+
+const { values: args } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '10000' },
+    backend: { type: 'string', default: 'memory' },
+    requests: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '4' },
+    rescan: { type: 'string', default: '1000' },
+    batch: { type: 'string', default: '100' },
+    out: { type: 'string' }
+  }
+})
+const HOSTS = Number(args.hosts)
+const REQUESTS = Number(args.requests)
+const CONCURRENCY = Number(args.concurrency)
+const RESCAN = Math.min(Number(args.rescan), HOSTS)
+const BATCH = Number(args.batch)
+const BACKEND = args.backend
+if (BACKEND !== 'memory' && BACKEND !== 'redis') throw new Error(`--backend must be memory or redis, not '${BACKEND}'`)
+if (!(HOSTS > 0) || !(REQUESTS > 0) || !(CONCURRENCY > 0)) throw new Error('--hosts, --requests and --concurrency must be positive')
+
+const T0 = Date.parse('2026-11-20T08:00:00.000Z')
+
+interface Server { child: ChildProcess, port: number }
+
+function startServer (env: Record<string, string>): Promise<Server> {
+  const child = fork(SERVER, [BACKEND], {
+    cwd: ROOT,
+    execArgv: ['--require', 'tsx/cjs', '--expose-gc'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  return new Promise((done, reject) => {
+    const timer = setTimeout(() => { child.kill(); reject(new Error('the API did not start within 60 s')) }, 60_000)
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the API exited with code ${String(code)}`)) })
+    child.once('message', (msg: { port?: number }) => {
+      clearTimeout(timer)
+      if (typeof msg.port === 'number') done({ child, port: msg.port })
+      else reject(new Error(`the API sent ${JSON.stringify(msg)}`))
+    })
+  })
+}
+
+function stopServer (server: Server): Promise<void> {
+  return new Promise((done) => {
+    server.child.removeAllListeners('exit')
+    if (server.child.exitCode !== null) return done()
+    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000)
+    server.child.once('exit', () => { clearTimeout(timer); done() })
+    server.child.disconnect()
+  })
+}
+
+function ask<T> (server: Server, msg: object, key: string): Promise<T> {
+  return new Promise((done, reject) => {
+    server.child.once('message', (reply: Record<string, unknown>) => {
+      if (key in reply) done(reply[key] as T)
+      else reject(new Error(`the API answered ${JSON.stringify(reply).slice(0, 2000)}`))
+    })
+    server.child.send(msg)
+  })
+}
+
+interface Written { storeMs: number, hosts: number, findings: number }
+
+function writeHosts (server: Server, from: number, count: number, at: number, scanId: string, rescan: boolean): Promise<Written> {
+  return ask<Written>(server, { cmd: 'write', from, count, batch: BATCH, at, scanId, rescan }, 'written')
+}
+
+interface Case {
+  group: 'hosts' | 'findings' | 'single'
+  name: string
+  /** The path of request number n. */
+  path: (n: number) => string
+  method?: 'GET' | 'PATCH'
+  body?: (n: number) => string
+  targetMs: number
+}
+
+interface Measured { group: string, name: string, example: string, p50Ms: number, p99Ms: number, maxMs: number, targetMs: number, pass: boolean }
+
+function percentile (sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]
+}
+
+async function measure (port: number, key: string, c: Case): Promise<Measured> {
+  const times: number[] = []
+  let next = 0
+  let failure: string | null = null
+  const send = async (n: number): Promise<number> => {
+    const t0 = performance.now()
+    const res = await fetch(`http://127.0.0.1:${port}${c.path(n)}`, {
+      method: c.method ?? 'GET',
+      headers: { 'x-api-key': key, ...(c.body ? { 'content-type': 'application/json' } : {}) },
+      body: c.body?.(n)
+    })
+    const text = await res.text()
+    const ms = performance.now() - t0
+    if (res.status !== 200) failure ??= `${c.path(n)} answered ${res.status}: ${text.slice(0, 200)}`
+    return ms
+  }
+  // A few requests first: connections opened, code compiled.
+  for (let n = 0; n < Math.min(10, REQUESTS); n++) await send(REQUESTS + n)
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < REQUESTS) times.push(await send(next++))
+  }))
+  if (failure !== null) throw new Error(failure)
+  times.sort((a, b) => a - b)
+  const p99 = percentile(times, 0.99)
+  return { group: c.group, name: c.name, example: c.path(0), p50Ms: percentile(times, 0.5), p99Ms: p99, maxMs: times[times.length - 1], targetMs: c.targetMs, pass: p99 < c.targetMs }
+}
+
+async function getJson (port: number, key: string, path: string): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': key } })
+  if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`)
+  return await res.json()
+}
+
+interface CsvMeasured { name: string, path: string, rows: number, expected: number, seconds: number, rowsPerSec: number, mb: number, pass: boolean }
+
+/** Stream the CSV, count its rows (a row starts with a finding id) and time it. */
+async function measureCsv (port: number, key: string, name: string, query: string): Promise<CsvMeasured> {
+  const expected: number = (await getJson(port, key, `/vulnerability?limit=1${query ? '&' + query : ''}`)).total
+  const path = `/vulnerability${query ? '?' + query : ''}`
+  const t0 = performance.now()
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': key, accept: 'text/csv' } })
+  if (res.status !== 200 || res.body === null) throw new Error(`${path} as CSV answered ${res.status}`)
+  const decoder = new TextDecoder()
+  let rows = 0
+  let bytes = 0
+  let tail = ''
+  for await (const chunk of res.body) {
+    bytes += chunk.byteLength
+    const text = tail + decoder.decode(chunk, { stream: true })
+    rows += text.match(/\r\n[0-9a-f]{24},/g)?.length ?? 0
+    tail = text.slice(-27)
+    // A row start split across chunks is counted in the next one; one counted already is not counted twice.
+    if (/\r\n[0-9a-f]{24},$/.test(text)) tail = ''
+  }
+  const seconds = (performance.now() - t0) / 1000
+  const rowsPerSec = Math.round(rows / seconds)
+  return { name, path, rows, expected, seconds, rowsPerSec, mb: bytes / 1e6, pass: rows === expected && rowsPerSec >= TARGETS.csvRowsPerSec }
+}
+
+function cases (hosts: number, findings: number, someCve: string, findingIds: string[]): Case[] {
+  const data = resultsData()
+  const rnd = random(42)
+  const pick = (): number => Math.floor(rnd() * hosts)
+  // Page sizes 45-50: each host query is one the host page cache has not seen.
+  const size = (n: number): number => 50 - (n % 6)
+  const lastHosts = (n: number): number => Math.max(0, hosts - size(n))
+  const lastFindings = (n: number): number => Math.max(0, findings - 50)
+  const list = targetsFor('hosts')
+  const flist = targetsFor('findings')
+  return [
+    list('first page (lastSeen desc)', (n) => `/host?limit=${size(n)}`),
+    list('last page', (n) => `/host?limit=${size(n)}&offset=${lastHosts(n)}`),
+    list('sort=address', (n) => `/host?sort=address&limit=${size(n)}`),
+    list('sort=address, last page', (n) => `/host?sort=address&order=desc&limit=${size(n)}&offset=${lastHosts(n)}`),
+    list('sort=findings', (n) => `/host?sort=findings&limit=${size(n)}`),
+    list('sort=severity asc', (n) => `/host?sort=severity&order=asc&limit=${size(n)}`),
+    list('q (a hostname)', (n) => `/host?q=${data.hostname(pick()).slice(0, 9)}&limit=${size(n)}`),
+    list('q (an address prefix)', (n) => `/host?q=10.40.${(n * 7) % 40}.&limit=${size(n)}`),
+    list('port=22', (n) => `/host?port=22&limit=${size(n)}`),
+    list('service=http', (n) => `/host?service=http&limit=${size(n)}`),
+    list('product=openssh', (n) => `/host?product=openssh&limit=${size(n)}`),
+    list('minSeverity=critical&sort=severity', (n) => `/host?minSeverity=critical&sort=severity&limit=${size(n)}`),
+    list('hasFindings=false', (n) => `/host?hasFindings=false&limit=${size(n)}`),
+    list('port=443&minSeverity=high, last page', (n) => `/host?port=443&minSeverity=high&limit=${size(n)}&offset=${Math.floor(hosts / 3)}`),
+
+    flist('first page (cvss desc)', () => '/vulnerability'),
+    flist('last page', (n) => `/vulnerability?offset=${lastFindings(n)}`),
+    flist('sort=risk', () => '/vulnerability?sort=risk'),
+    flist('sort=lastSeen', () => '/vulnerability?sort=lastSeen'),
+    flist('sort=firstSeen asc, deep page', () => `/vulnerability?sort=firstSeen&order=asc&offset=${Math.floor(findings / 2)}`),
+    flist('kev=true&minCvss=7', () => '/vulnerability?kev=true&minCvss=7'),
+    flist('kev=true&minCvss=7&sort=risk, page 3', () => '/vulnerability?kev=true&minCvss=7&sort=risk&offset=100'),
+    flist('severity=critical&status=open', () => '/vulnerability?severity=critical&status=open'),
+    flist('severity=high&status=open, last page', () => `/vulnerability?severity=high&status=open&offset=${Math.floor(findings * 0.3)}`),
+    flist('minEpss=0.5', () => '/vulnerability?minEpss=0.5'),
+    flist('kev=false', () => '/vulnerability?kev=false'),
+    flist('confidence=medium', () => '/vulnerability?confidence=medium'),
+    flist('status=fixed', () => '/vulnerability?status=fixed'),
+    flist('status=potential', () => '/vulnerability?status=potential'),
+    flist('cveId', () => `/vulnerability?cveId=${someCve}`),
+    flist('host', () => `/vulnerability?host=${data.address(pick())}`),
+
+    { group: 'single', name: 'GET /host/{address}', path: () => `/host/${data.address(pick())}`, targetMs: TARGETS.singleP99Ms },
+    { group: 'single', name: 'GET /host/{address}/vulnerability', path: () => `/host/${data.address(pick())}/vulnerability`, targetMs: TARGETS.singleP99Ms },
+    {
+      group: 'single',
+      name: 'PATCH /vulnerability/finding/{id}',
+      method: 'PATCH',
+      path: (n) => `/vulnerability/finding/${findingIds[n % findingIds.length]}`,
+      body: (n) => JSON.stringify({ status: n % 2 === 0 ? 'accepted' : 'open', comment: 'bench' }),
+      targetMs: TARGETS.singleP99Ms
+    }
+  ]
+}
+
+function targetsFor (group: 'hosts' | 'findings'): (name: string, path: (n: number) => string) => Case {
+  return (name, path) => ({ group, name, path, targetMs: TARGETS.listP99Ms })
+}
+
+function rate (w: Written): { hostsPerSec: number, findingsPerSec: number, seconds: number } {
+  const seconds = w.storeMs / 1000
+  return { hostsPerSec: Math.round(w.hosts / seconds), findingsPerSec: Math.round(w.findings / seconds), seconds }
+}
+
+const passFail = (ok: boolean): string => ok ? 'PASS' : 'FAIL'
+
+async function main (): Promise<void> {
+  const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
+  const prefix = `vulnscan-bench-results.${randomBytes(4).toString('hex')}`
+  const startLoad = loadavg()
+  console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
+  const schema = prefix.replace(/[^a-z0-9]/g, '_')
+  const server = await startServer({ BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL, BENCH_DATABASE_URL: DATABASE_URL, BENCH_DATABASE_SCHEMA: schema })
+  try {
+    const seeded = await writeHosts(server, 0, HOSTS, T0, 'scan-seed', false)
+    const seedRate = rate(seeded)
+    console.log(`seeded ${seeded.hosts} hosts, ${seeded.findings} findings in ${seedRate.seconds.toFixed(1)} s of store time`)
+
+    const findings: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
+    const hosts: number = (await getJson(server.port, serviceKey, '/host?limit=1')).total
+    if (hosts !== HOSTS) throw new Error(`GET /host counts ${hosts} hosts, ${HOSTS} were written`)
+    // The first read of each order after a start (the embedded store builds it then, once).
+    const firstReads: Record<string, number> = {}
+    for (const path of ['/vulnerability?sort=risk', '/vulnerability?sort=lastSeen', '/vulnerability?sort=firstSeen', '/host?sort=address', '/host?sort=findings', '/host?sort=severity']) {
+      const t0 = performance.now()
+      await getJson(server.port, serviceKey, path)
+      firstReads[path] = performance.now() - t0
+    }
+    const ids: string[] = (await getJson(server.port, serviceKey, '/vulnerability?limit=500&sort=lastSeen')).items.map((f: { id: string }) => f.id)
+
+    // Re-scans of hosts already known, with every order in use: the merges a scan of a known network does.
+    const rescanned = await writeHosts(server, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
+    const rescanRate = rate(rescanned)
+    console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time`)
+    const total: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
+
+    const measured: Measured[] = []
+    for (const c of cases(hosts, total, resultsData().someCve(), ids)) {
+      const m = await measure(server.port, serviceKey, c)
+      console.log(`  ${m.group.padEnd(8)} ${m.name.padEnd(42)} p50 ${m.p50Ms.toFixed(1).padStart(6)} ms  p99 ${m.p99Ms.toFixed(1).padStart(6)} ms  (< ${m.targetMs}) ${passFail(m.pass)}`)
+      measured.push(m)
+    }
+
+    const csv: CsvMeasured[] = []
+    for (const [name, query] of [['all findings', ''], ['status=open', 'status=open'], ['kev=true&minCvss=7', 'kev=true&minCvss=7']]) {
+      const m = await measureCsv(server.port, serviceKey, name, query)
+      console.log(`  csv      ${name.padEnd(42)} ${m.rows} rows in ${m.seconds.toFixed(2)} s, ${m.rowsPerSec} rows/s ${passFail(m.pass)}`)
+      csv.push(m)
+    }
+    const memory = await ask<{ rss: number, maxRss: number }>(server, { cmd: 'memory' }, 'memory')
+
+    const table = new Table({ style: PLAIN, head: ['group', 'case', 'p50 ms', 'p99 ms', 'target p99', ''] })
+    for (const m of measured) table.push([m.group, m.name, m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), `< ${m.targetMs} ms`, passFail(m.pass)])
+    console.log(table.toString())
+
+    const mb = (b: number): number => Math.round(b / 1e6)
+    const summary = new Table({ style: PLAIN, head: ['figure', 'value', 'target', ''] })
+    summary.push(
+      ['writes, first scans', `${seedRate.hostsPerSec} hosts/s, ${seedRate.findingsPerSec} findings/s`, `>= ${TARGETS.hostsPerSec} hosts/s, ${TARGETS.findingsPerSec} findings/s`,
+        passFail(seedRate.hostsPerSec >= TARGETS.hostsPerSec && seedRate.findingsPerSec >= TARGETS.findingsPerSec)],
+      [`writes, re-scan of ${RESCAN} hosts`, `${rescanRate.hostsPerSec} hosts/s, ${rescanRate.findingsPerSec} findings/s (${rescanRate.seconds.toFixed(2)} s)`,
+        `>= ${TARGETS.hostsPerSec} hosts/s, ${TARGETS.findingsPerSec} findings/s`, passFail(rescanRate.hostsPerSec >= TARGETS.hostsPerSec && rescanRate.findingsPerSec >= TARGETS.findingsPerSec)],
+      ...csv.map((c) => [`CSV export, ${c.name}`, `${c.rowsPerSec} rows/s (${c.rows} rows, ${c.mb.toFixed(0)} MB, ${c.seconds.toFixed(2)} s)${c.rows === c.expected ? '' : `, expected ${c.expected} rows`}`,
+        `>= ${TARGETS.csvRowsPerSec} rows/s`, passFail(c.pass)]),
+      ['API RSS (after GC) / peak', `${mb(memory.rss)} MB / ${mb(memory.maxRss)} MB`, `< ${TARGETS.rssMb} MB`, passFail(mb(memory.maxRss) < TARGETS.rssMb)],
+      ...Object.entries(firstReads).map(([path, ms]) => [`first read after start: ${path}`, `${ms.toFixed(0)} ms`, '(info)', ''])
+    )
+    console.log(`${hosts} hosts, ${total} findings listed (${seeded.findings + rescanned.findings} written)`)
+    console.log(summary.toString())
+    const failed = measured.filter((m) => !m.pass).length
+    console.log(`${measured.length - failed} of ${measured.length} routes within their p99 target`)
+
+    if (args.out) {
+      writeFileSync(resolve(args.out), JSON.stringify({
+        date: new Date().toISOString(),
+        node: process.version,
+        cpus: cpus().length,
+        loadavg: { start: startLoad, end: loadavg() },
+        backend: BACKEND,
+        hosts,
+        findings: total,
+        requests: REQUESTS,
+        concurrency: CONCURRENCY,
+        targets: TARGETS,
+        writes: { seed: { ...seeded, ...seedRate }, rescan: { ...rescanned, ...rescanRate } },
+        firstReads,
+        routes: measured,
+        csv,
+        memory
+      }, null, 2) + '\n')
+      console.log(`figures written to ${args.out}`)
+    }
+  } finally {
+    await stopServer(server)
+    if (BACKEND === 'redis') {
+      const backends = await openBackends(loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent', DATABASE_URL, DATABASE_SCHEMA: schema }, {}), pino({ level: 'silent' }))
+      try {
+        await backends.purge()
+      } finally {
+        await backends.close()
+      }
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench failed: ${(err as Error).stack ?? String(err)}`)
+  process.exit(1)
+})

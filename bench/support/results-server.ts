@@ -1,0 +1,66 @@
+// The API child of bench/results-scale.ts: the real app (app.ts) on the backend the bench names, which also
+// writes the scan results when asked, through the results store the app opened with openBackends, so that
+// the embedded store is filled in the process that serves it. The parent talks over IPC.
+import Fastify from 'fastify'
+import app, { serverOptions } from '../../app'
+import { loadConfig } from '../../lib/config'
+import { resultsData } from './results-data'
+
+type Message =
+  | { cmd: 'write', from: number, count: number, batch: number, at: number, scanId: string, rescan: boolean }
+  | { cmd: 'memory' }
+
+async function main (): Promise<void> {
+  const env = process.env
+  const backend = process.argv[2]
+  if (backend !== 'memory' && backend !== 'redis') throw new Error(`unknown backend '${backend}'`)
+  const config = loadConfig({
+    SERVICE_API_KEY: env.BENCH_SERVICE_KEY,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: 1_000_000_000,
+    REDIS_PREFIX: env.BENCH_REDIS_PREFIX,
+    QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
+    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL, DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA } : {})
+  }, {})
+  const fastify = Fastify(serverOptions(config))
+  await fastify.register(app, { config })
+  await fastify.listen({ port: 0, host: '127.0.0.1' })
+  const address = fastify.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+  const data = resultsData()
+
+  // Only the store's own time is counted: building the writes is the scanner's work, not the store's.
+  async function write (m: Extract<Message, { cmd: 'write' }>): Promise<{ storeMs: number, hosts: number, findings: number }> {
+    let storeMs = 0
+    let findings = 0
+    for (let i = m.from; i < m.from + m.count; i += m.batch) {
+      const writes = []
+      for (let k = i; k < Math.min(i + m.batch, m.from + m.count); k++) {
+        writes.push(data.write(k, new Date(m.at + k).toISOString(), m.scanId, m.rescan))
+      }
+      findings += writes.reduce((n, w) => n + w.findings.length, 0)
+      const t0 = performance.now()
+      await fastify.results.recordHosts(writes)
+      storeMs += performance.now() - t0
+    }
+    return { storeMs, hosts: m.count, findings }
+  }
+
+  process.on('message', (msg: Message) => {
+    if (msg.cmd === 'write') {
+      write(msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
+    } else if (msg.cmd === 'memory') {
+      global.gc?.()
+      process.send?.({ memory: { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 } })
+    }
+  })
+  process.on('disconnect', () => {
+    fastify.close().finally(() => process.exit(0))
+  })
+  process.send?.({ port: address.port })
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench server failed: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})

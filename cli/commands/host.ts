@@ -1,0 +1,51 @@
+// `vulnscan host <address>`: one host with its ports and findings; `vulnscan host delete <address>` forgets it.
+import pc from 'picocolors'
+import { api, print, printJson, usage } from '../context'
+import { uncheckedByScan } from '../findings'
+import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
+import { findingsTable, portsTable, severityCounts } from '../output'
+import type { CommandModule } from '../program'
+
+const host: CommandModule = (program, kit) => {
+  const group = program.command('host')
+    .summary('one host: its ports and its findings; host delete <address> forgets it')
+    .description('One host: its ports, versions, CPE names and findings (vulnscan host <address>), or deletes it (vulnscan host delete <address>).')
+
+  const show = group.command('show', { isDefault: true })
+    .summary('one host: its ports and its findings')
+    .description('Shows one host: its ports, versions and CPE names, and its findings ("show" may be left out: vulnscan host 127.0.0.1).')
+    .argument('<address>', 'an IPv4 or IPv6 address')
+    .option('--ids', 'add the finding ids (for vulnscan decide) to the table')
+  for (const o of gateOptions()) show.addOption(o)
+  kit.hint(show, 'host needs one address, e.g. vulnscan host 127.0.0.1')
+  show.action(async (address: string, opts: { failOn?: string, minConfidence?: string, ids?: boolean }) => kit.run(show, async (ctx) => {
+    const gate = readGate(opts)
+    const { data: h } = await api(ctx.client.GET('/host/{address}', { params: { path: { address } } }), ctx.baseUrl)
+    const { data: page } = await api(ctx.client.GET('/host/{address}/vulnerability', { params: { path: { address }, query: { limit: 500 } } }), ctx.baseUrl)
+    if (ctx.json) {
+      printJson(ctx.io, { host: h, findings: page.items })
+    } else {
+      print(ctx.io, `${pc.bold(h.address)}${h.hostnames.length > 0 ? ` (${h.hostnames.join(', ')})` : ''}: ${h.up ? pc.green('up') : pc.red('down')}, last seen ${h.lastSeen} by scan ${h.lastScanId}`)
+      print(ctx.io, portsTable(h))
+      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${page.items.length} of ${page.total} findings: ${severityCounts(page.items)}`)
+    }
+    const result = verdict(ctx.io, page.items, gate, ctx.json)
+    return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, await uncheckedByScan(ctx, [h.lastScanId]))
+  }))
+
+  const del = group.command('delete')
+    .summary('delete a host with its findings and the decisions on them')
+    .description('Deletes a host with all its findings, decisions included. A later scan that sees it again starts afresh.')
+    .argument('<address>', 'an IPv4 or IPv6 address')
+    .option('-y, --yes', 'confirm: the findings and decisions cannot be restored')
+  kit.hint(del, 'host delete needs one address, e.g. vulnscan host delete 192.0.2.10 --yes')
+  del.action(async (address: string, opts: { yes?: boolean }) => kit.run(del, async (ctx) => {
+    if (opts.yes !== true) throw usage(`host delete removes ${address} with its findings and the decisions on them; add --yes to confirm.`)
+    await api(ctx.client.DELETE('/host/{address}', { params: { path: { address } } }), ctx.baseUrl)
+    if (ctx.json) printJson(ctx.io, { deleted: address })
+    else print(ctx.io, `Deleted host ${address} and its findings.`)
+    return 0
+  }))
+}
+
+export default host

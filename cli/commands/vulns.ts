@@ -1,0 +1,74 @@
+// `vulnscan vulns`: findings across hosts, filtered, as a table, JSON or the server's CSV; --fail-on judges them all.
+import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
+import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
+import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
+import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
+import { CONFIDENCES, findingsTable, SEVERITIES, severityCounts } from '../output'
+import type { CommandModule } from '../program'
+
+const vulns: CommandModule = (program, kit) => {
+  const cmd = program.command('vulns')
+    .summary('list findings (open, fixed, reopened, accepted and false positives)')
+    .description('Lists findings on every host, filters combined; fixed_by_distribution and potential findings are listed only when asked with --status.')
+    .option('--severity <level>', 'only this severity: critical | high | medium | low | none | unknown')
+    .option('--kev', 'only CVEs in CISA\'s Known Exploited Vulnerabilities catalogue')
+    .option('--min-epss <0-1>', 'only findings whose EPSS score is at least this')
+    .option('--min-cvss <0-10>', 'only findings whose CVSS score is at least this')
+    .option('--status <status>', `only this status: ${FINDING_STATUSES.join(' | ')} (fixed_by_distribution and potential are listed only when asked)`)
+    .option('--confidence <level>', `only this confidence: ${CONFIDENCES.join(' | ')}`)
+    .option('--cve <id>', 'only findings of this CVE')
+    .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${DEFAULT_FINDING_SORT}); risk: KEV (ransomware use first), then EPSS, then CVSS`)
+    .option('--order <dir>', 'asc | desc (default: desc)')
+    .option('--host <address>', 'only findings on this host')
+    .option('--csv', 'the server\'s CSV export instead of a table (every row unless --limit)')
+    .option('--ids', 'add the finding ids (for vulnscan decide) to the table')
+    .option('--limit <n>', 'page size, 1 to 500 (default: 50)')
+    .option('--offset <n>', 'items to skip (default: 0)')
+  for (const o of gateOptions()) cmd.addOption(o)
+  cmd.action(async (opts: Record<string, string | boolean | undefined>) => kit.run(cmd, async (ctx) => {
+    const str = (k: string): string | undefined => opts[k] as string | undefined
+    const severity = oneOf('severity', str('severity'), [...SEVERITIES, 'none', 'unknown'] as const)
+    const status = oneOf('status', str('status'), FINDING_STATUSES)
+    const sort = oneOf('sort', str('sort'), FINDING_SORTS)
+    const order = oneOf('order', str('order'), ['asc', 'desc'] as const)
+    const confidence = oneOf('confidence', str('confidence'), CONFIDENCES)
+    const minEpss = probability('min-epss', str('minEpss'))
+    const minCvss = str('minCvss') === undefined ? undefined : Number(str('minCvss'))
+    if (minCvss !== undefined && (!/^\d+(\.\d+)?$/.test(str('minCvss') ?? '') || minCvss > 10)) throw usage(`--min-cvss must be a number from 0 to 10, not '${str('minCvss')}'`)
+    const gate = readGate(opts as { failOn?: string, minConfidence?: string })
+    const query: FindingQuery = {
+      ...(severity ? { severity } : {}),
+      ...(opts.kev === true ? { kev: true } : {}),
+      ...(minEpss !== undefined ? { minEpss } : {}),
+      ...(minCvss !== undefined ? { minCvss } : {}),
+      ...(status ? { status } : {}),
+      ...(confidence ? { confidence } : {}),
+      ...(str('cve') !== undefined ? { cveId: str('cve') } : {}),
+      ...(sort ? { sort } : {}),
+      ...(order ? { order } : {}),
+      ...(str('host') !== undefined ? { host: str('host') } : {})
+    }
+    const page = paging(opts as { limit?: string, offset?: string })
+    if (opts.csv === true && ctx.json) throw usage('--csv and --json exclude each other.')
+    // --fail-on judges every matching finding, not just the page shown.
+    const judged = gate.failOn === undefined ? [] : (await allFindings(ctx, query)).items
+    let result: number
+    if (opts.csv === true) {
+      // The server writes the CSV (every matching row unless --limit is given); it is passed on untouched.
+      const { data } = await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } }, headers: { accept: 'text/csv' }, parseAs: 'text' }), ctx.baseUrl)
+      ctx.io.stdout.write(data)
+      result = verdict(ctx.io, judged, gate, true)
+    } else {
+      const shown = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } } }), ctx.baseUrl))
+      if (ctx.json) printJson(ctx.io, shown)
+      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${shown.items.length} of ${shown.total} findings: ${severityCounts(shown.items)}`)
+      result = verdict(ctx.io, judged, gate, ctx.json)
+    }
+    if (gate.failOn === undefined || result !== 0) return result
+    // Like scan --fail-on: a list is no pass while the scans behind it could not check some products.
+    const scans = await lastScansOfHosts(ctx, str('host'))
+    return uncheckedGate(gate, result, str('host') !== undefined ? `the findings of ${str('host')}` : 'the findings', await uncheckedByScan(ctx, scans))
+  }))
+}
+
+export default vulns
