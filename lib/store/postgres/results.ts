@@ -20,6 +20,12 @@ const EXPLOIT_BATCH = 1000
 /** Findings read and rewritten per transaction by refreshExploitContext. */
 const REFRESH_CHUNK = 5000
 const STREAM_ROWS = 1000
+/**
+ * Rows written by this process after which it refreshes the planner's statistics (in the background): a table
+ * filled faster than autovacuum looks at it is otherwise planned as if empty, and a filtered page reads
+ * thousands of rows to sort them instead of walking an index.
+ */
+const ANALYZE_AFTER = 50_000
 /** Transient failures a write transaction is retried on: serialization failure, deadlock. */
 const RETRY_CODES = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 20
@@ -164,9 +170,19 @@ export interface PostgresResultsStoreOptions {
 
 export class PostgresResultsStore implements ResultsStore {
   private readonly pool: Pool
+  private written = 0
+  private analyzing: Promise<void> | null = null
 
   constructor (opts: PostgresResultsStoreOptions) {
     this.pool = opts.pool
+  }
+
+  private wrote (rows: number): void {
+    this.written += rows
+    if (this.written < ANALYZE_AFTER || this.analyzing !== null) return
+    this.written = 0
+    // Best effort: a failed ANALYZE leaves autovacuum to do it later.
+    this.analyzing = this.pool.query('ANALYZE hosts, findings').then(() => {}, () => {}).finally(() => { this.analyzing = null })
   }
 
   /** Run `fn` in a transaction, again from the start on a deadlock or serialization failure. */
@@ -220,7 +236,7 @@ export class PostgresResultsStore implements ResultsStore {
       return address
     })
     const distinct = [...new Set(addresses)]
-    return await this.transaction(async (c) => {
+    const written = await this.transaction(async (c) => {
       await c.query(LOCK_HOSTS, [distinct])
       const [hostRows, findingRows] = await Promise.all([
         c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
@@ -261,8 +277,10 @@ export class PostgresResultsStore implements ResultsStore {
       if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, [JSON.stringify(changedFindings.map(findingRow))])
       await this.applyCounts(c, deltas)
       await this.bumpRevision(c)
-      return out
+      return { out, rows: changedHosts.length + changedFindings.length }
     })
+    this.wrote(written.rows)
+    return written.out
   }
 
   async listHosts (query: HostQuery): Promise<Page<HostRecord>> {

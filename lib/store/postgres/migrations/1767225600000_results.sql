@@ -75,6 +75,8 @@ CREATE INDEX findings_by_risk ON findings (risk, id);
 CREATE INDEX findings_by_epss ON findings (epss, id) WHERE epss IS NOT NULL;
 -- Small and rare slices that a sort index would walk far to fill a page from.
 CREATE INDEX findings_kev_by_cvss ON findings (cvss_sort, id) WHERE kev;
+-- Severity follows CVSS: a severity's findings sit together in CVSS order, far from one end of the sort index.
+CREATE INDEX findings_by_severity ON findings (severity, cvss_sort, id);
 -- Statuses other than open are the rarer ones a list filters on (the default list and status=open walk the sort index).
 CREATE INDEX findings_by_status ON findings (status, cvss_sort, id) WHERE status <> 'open';
 
