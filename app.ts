@@ -135,10 +135,15 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   }
 }
 
-/** A Redis connection failure surfacing from a handler: a 503 to retry, not a 500. */
+/** PostgreSQL's SQLSTATEs for a server that is going away or not there yet: connection exceptions, shutdowns. */
+const DATABASE_OUTAGE = /^(08|57P0[1-4])/
+
+/** A Redis or PostgreSQL connection failure surfacing from a handler: a 503 to retry, not a 500. */
 function isStoreOutage (err: Error): boolean {
+  const code = (err as { code?: unknown }).code
   return err.name === 'MaxRetriesPerRequestError' ||
-    /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue/.test(err.message)
+    (typeof code === 'string' && DATABASE_OUTAGE.test(code)) ||
+    /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(err.message)
 }
 
 const FASTIFY_CODES: Record<string, { code: string, status?: number, text?: (err: FastifyError) => string }> = {

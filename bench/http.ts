@@ -21,6 +21,9 @@ import { loopbackAddress } from '../test/support/loopback'
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'http-server.ts')
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+// The results database of the `redis` server: a schema of this run's own in it, dropped at the end.
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const schemaOf = (prefix: string): string => prefix.toLowerCase().replace(/[^a-z0-9]/g, '_')
 const HOSTS = 50
 // The servers of this run listen here: a loopback address of their own, not the machine's 127.0.0.1.
 const HOST = loopbackAddress()
@@ -176,7 +179,7 @@ async function measurePhase (backend: Backend, all: Case[]): Promise<Measurement
 
 /** The backends the `redis` server child opens (same URL and prefixes): to probe Redis and to clean up after. */
 async function redisBackends (prefix: string): Promise<Backends> {
-  const config = loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent' }, {})
+  const config = loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent', DATABASE_URL, DATABASE_SCHEMA: schemaOf(prefix) }, {})
   return await openBackends(config, pino({ level: 'silent' }))
 }
 
@@ -193,7 +196,7 @@ async function runBackend (backend: Backend): Promise<Measurement[]> {
   const out: Measurement[] = []
   const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
   const prefix = `vulnscan-bench-http.${randomBytes(4).toString('hex')}`
-  const env: Record<string, string> = { BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL }
+  const env: Record<string, string> = { BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL, BENCH_DATABASE_URL: DATABASE_URL, BENCH_DATABASE_SCHEMA: schemaOf(prefix) }
   // Both servers stay up for the whole backend so that their measurements can be interleaved; the one not
   // under load is idle.
   const [hello, server] = await Promise.all([startServer('hello', {}), startServer(backend, env)])

@@ -149,7 +149,7 @@ async function main (): Promise<void> {
   const prefix = `vulnscan-bench.${randomBytes(4).toString('hex')}`
   const onRedis = await openBackends(loadConfig({
     REDIS_URL: loadConfig().REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: ''
-  }), log)
+  }), log, { results: false })
   const ridx = onRedis.indexes.cve
   // An interrupted run still removes its keys and files.
   const onSignal = (): void => {

@@ -49,6 +49,8 @@ const autocannon = require('autocannon') as Autocannon
 
 const ROOT = path.join(__dirname, '..')
 const REDIS_URL = loadConfig().REDIS_URL ?? 'redis://127.0.0.1:6379'
+// The results database: DATABASE_URL, else the local PostgreSQL; a schema of this run's own, dropped at the end.
+const DATABASE_URL = loadConfig().DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const KEY = `bench-service-key-${randomBytes(8).toString('hex')}`
 const POST_SECONDS = Number(process.env.BENCH_POST_SECONDS ?? 10)
 const BATCH_HOSTS = Number(process.env.BENCH_BATCH_HOSTS ?? 32)
@@ -99,7 +101,10 @@ async function startApi (env: Record<string, string>): Promise<Api> {
 }
 
 function envFor (prefix: string, nvdUrl: string): Record<string, string> {
-  return { REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_API_URL: nvdUrl, NVD_INDEX_FILE: '', SOURCES_FILE: '' }
+  return {
+    REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_API_URL: nvdUrl, NVD_INDEX_FILE: '', SOURCES_FILE: '',
+    DATABASE_URL, DATABASE_SCHEMA: prefix.toLowerCase().replace(/[^a-z0-9]/g, '_')
+  }
 }
 
 /** This process's view of what the API and workers under `env` store: to watch the queue and to clean up. */

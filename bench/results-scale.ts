@@ -22,6 +22,8 @@ import { random, resultsData } from './support/results-data'
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'results-server.ts')
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+// The results database of the redis backend: a schema of this run's own in it, dropped at the end.
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PLAIN = { head: [], border: [] }
 
 const TARGETS = { listP99Ms: 100, singleP99Ms: 10, hostsPerSec: 2000, findingsPerSec: 40_000, csvRowsPerSec: 50_000, rssMb: 300 }
@@ -245,8 +247,9 @@ async function main (): Promise<void> {
   const serviceKey = `bench-${randomBytes(24).toString('base64url')}`
   const prefix = `vulnscan-bench-results.${randomBytes(4).toString('hex')}`
   const startLoad = loadavg()
-  console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}${NODE_FLAGS.length > 0 ? ` (API with ${NODE_FLAGS.join(" ")})` : ""}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
-  const server = await startServer({ BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL })
+  console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}${NODE_FLAGS.length > 0 ? ` (API with ${NODE_FLAGS.join(' ')})` : ''}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
+  const schema = prefix.replace(/[^a-z0-9]/g, '_')
+  const server = await startServer({ BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL, BENCH_DATABASE_URL: DATABASE_URL, BENCH_DATABASE_SCHEMA: schema })
   try {
     const seeded = await writeHosts(server, 0, HOSTS, T0, 'scan-seed', false)
     const seedRate = rate(seeded)
@@ -333,7 +336,7 @@ async function main (): Promise<void> {
   } finally {
     await stopServer(server)
     if (BACKEND === 'redis') {
-      const backends = await openBackends(loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent' }, {}), pino({ level: 'silent' }))
+      const backends = await openBackends(loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent', DATABASE_URL, DATABASE_SCHEMA: schema }, {}), pino({ level: 'silent' }))
       try {
         await backends.purge()
       } finally {

@@ -374,7 +374,7 @@ function configFor (backend: BackendName, dir: string, prefix: string): Config {
 const log = pino({ level: 'warn' }, pino.destination(2))
 
 async function runChild (spec: ChildSpec): Promise<void> {
-  const backends = await openBackends(configFor(spec.backend, spec.dir, spec.prefix), log)
+  const backends = await openBackends(configFor(spec.backend, spec.dir, spec.prefix), log, { results: false })
   const t0 = performance.now()
   let detail: string
   let flushMs = 0
@@ -499,7 +499,7 @@ async function benchBackend (backend: BackendName, files: { tracker: string, fee
   let backends: Backends | null = null
   const purge = async (): Promise<void> => {
     if (backend !== 'redis') return
-    const b = backends ?? await openBackends(configFor(backend, sub, prefix), log)
+    const b = backends ?? await openBackends(configFor(backend, sub, prefix), log, { results: false })
     await b.purge()
     if (backends === null) await b.close()
   }
@@ -512,7 +512,7 @@ async function benchBackend (backend: BackendName, files: { tracker: string, fee
     console.log(`  ${secs(nvd.ms)} (of which ${secs(nvd.flushMs)} writing the index file), peak RSS ${nvd.peakMb.toFixed(0)} MB: ${nvd.detail}`)
 
     let t = performance.now()
-    backends = await openBackends(configFor(backend, sub, prefix), log)
+    backends = await openBackends(configFor(backend, sub, prefix), log, { results: false })
     const loadMs = performance.now() - t
     if (backend === 'memory') console.log(`[${backend}] index and source files loaded in ${secs(loadMs)}`)
     const sources = backends.indexes.sources

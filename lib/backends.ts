@@ -1,8 +1,10 @@
-// Where storage is chosen and opened: the only code that reads REDIS_URL or opens a Redis connection. The API
+// Where storage is chosen and opened: the only code that reads REDIS_URL or DATABASE_URL or opens a Redis or
+// PostgreSQL connection. The API
 // (plugins/backends.ts), the worker, every script and the benches start here, so connection options and key
 // prefixes are decided once. Each backend's pieces sit side by side in their seams (store/, queue/, nvd/);
 // another backend is one more opener below and one more line in BACKENDS.
 import { Redis, type RedisOptions } from 'ioredis'
+import { Client, Pool, type ClientConfig } from 'pg'
 import type { Config } from './config'
 import type { Store } from './store/types'
 import type { ResultsStore } from './store/results-types'
@@ -16,7 +18,8 @@ import { MemoryScheduleTimer } from './queue/memory/schedule-timer'
 import { MemoryDeliveryQueue } from './queue/memory/delivery-queue'
 import { createMemoryIndex } from './nvd/memory/cve-index'
 import { RedisStore } from './store/redis/store'
-import { RedisResultsStore } from './store/redis/results'
+import { PostgresResultsStore } from './store/postgres/results'
+import { migrateResults } from './store/postgres/migrate'
 import { BullQueue } from './queue/redis/queue'
 import { BullScheduleTimer } from './queue/redis/schedule-timer'
 import { BullDeliveryQueue } from './queue/redis/delivery-queue'
@@ -65,8 +68,8 @@ export interface Backends {
   /** Close what was opened: the schedule timer and the queue first (no new run starts, running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
-   * Delete everything stored under this configuration's prefixes (REDIS_PREFIX, QUEUE_PREFIX): for the
-   * throwaway prefixes of tests and benches; call it before close(). Nothing to do in memory, which dies
+   * Delete everything stored under this configuration's prefixes (REDIS_PREFIX, QUEUE_PREFIX) and its results
+   * schema (DATABASE_SCHEMA): for the throwaway prefixes and schemas of tests and benches; call it before close(). Nothing to do in memory, which dies
    * with close().
    */
   purge(): Promise<void>
@@ -74,6 +77,15 @@ export interface Backends {
 
 export interface BackendsLogger {
   warn(obj: object, msg: string): void
+  info?(msg: string): void
+}
+
+export interface OpenOptions {
+  /**
+   * false: the process never reads or writes hosts and findings (key and vulnerability-data commands), so the
+   * scaled backend opens no results database and DATABASE_URL may be unset; `results` then refuses every call.
+   */
+  results?: boolean
 }
 
 const BACKENDS = {
@@ -91,8 +103,8 @@ export function backendKind (config: Pick<Config, 'REDIS_URL'>): BackendKind {
   return config.REDIS_URL !== undefined && config.REDIS_URL !== '' ? 'redis' : 'memory'
 }
 
-export async function openBackends (config: Config, logger: BackendsLogger): Promise<Backends> {
-  return await BACKENDS[backendKind(config)](config, logger)
+export async function openBackends (config: Config, logger: BackendsLogger, opts: OpenOptions = {}): Promise<Backends> {
+  return await BACKENDS[backendKind(config)](config, logger, opts)
 }
 
 async function openMemory (config: Config): Promise<Backends> {
@@ -141,24 +153,85 @@ const CONNECTIONS = {
 } satisfies Record<string, RedisOptions>
 
 /** The URL without its password, for messages. */
-function redactUrl (url: string): string {
+function redactUrl (url: string, variable = 'REDIS_URL'): string {
   try {
     const u = new URL(url)
     if (u.password) u.password = '***'
     return u.toString()
   } catch {
-    return 'the configured REDIS_URL'
+    return `the configured ${variable}`
   }
 }
 
-async function openRedis (config: Config, logger: BackendsLogger): Promise<Backends> {
+/** A results store for processes that opened none: every call says so. */
+function noResults (): ResultsStore {
+  return new Proxy({} as ResultsStore, {
+    get: (_, name) => name === 'then' ? undefined : () => { throw new Error(`this process opened no results database (ResultsStore.${String(name)})`) }
+  })
+}
+
+interface ResultsDatabase {
+  results: ResultsStore
+  close(): Promise<void>
+  /** Drop the results schema (tests and benches on a throwaway DATABASE_SCHEMA). */
+  purge(): Promise<void>
+}
+
+/**
+ * The results database of the scaled deployment: a pool whose connections see DATABASE_SCHEMA first, after the
+ * schema is migrated on a connection of its own.
+ */
+async function openPostgres (config: Config, logger: BackendsLogger): Promise<ResultsDatabase> {
+  const url = config.DATABASE_URL ?? ''
+  const schema = config.DATABASE_SCHEMA
+  const connection: ClientConfig = {
+    connectionString: url,
+    application_name: 'vulnscan',
+    connectionTimeoutMillis: 5000,
+    // The schema name is a checked identifier (lower case, digits, underscore).
+    options: `-c search_path=${schema}`
+  }
+  const migrator = new Client(connection)
+  // A connection that fails after connecting (the server restarts) emits this rather than throwing.
+  migrator.on('error', (err) => logger.warn({ err: { message: err.message } }, 'PostgreSQL migration connection error'))
+  try {
+    await migrator.connect()
+    await migrateResults(migrator, schema, logger.info === undefined ? undefined : { info: (m) => logger.info?.(m) })
+  } catch (err) {
+    throw new Error(`Cannot open the results database at ${redactUrl(url, 'DATABASE_URL')}: ${(err as Error).message}`)
+  } finally {
+    await migrator.end().catch(() => {})
+  }
+  const pool = new Pool({ ...connection, max: config.DATABASE_POOL_MAX, idleTimeoutMillis: 30_000 })
+  // Idle connections that break (a database restart) are dropped from the pool and replaced on demand.
+  pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'PostgreSQL connection error'))
+  return {
+    results: new PostgresResultsStore({ pool }),
+    close: async () => { await pool.end() },
+    purge: async () => { await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) }
+  }
+}
+
+async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOptions): Promise<Backends> {
   const url = config.REDIS_URL ?? ''
+  const wantResults = opts.results !== false
+  if (wantResults && (config.DATABASE_URL === undefined || config.DATABASE_URL === '')) {
+    throw new Error('REDIS_URL is set but DATABASE_URL is not: the scaled deployment keeps hosts and findings in PostgreSQL. ' +
+      'Set DATABASE_URL (e.g. postgres://vulnscan@db.internal:5432/vulnscan), or unset REDIS_URL for the embedded default.')
+  }
   const main = new Redis(url, { ...CONNECTIONS.commands, lazyConnect: true })
   try {
     await main.connect()
   } catch (err) {
     main.disconnect()
     throw new Error(`Cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`)
+  }
+  let database: ResultsDatabase | undefined
+  try {
+    database = wantResults ? await openPostgres(config, logger) : undefined
+  } catch (err) {
+    main.disconnect()
+    throw err
   }
   const connections = [main]
   // Later outages are survivable (ioredis reconnects; /health says degraded): log them, do not crash.
@@ -190,7 +263,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
     kind: 'redis',
     store,
     invalidation,
-    results: new RedisResultsStore(main, prefix),
+    results: database?.results ?? noResults(),
     queue,
     scheduler,
     deliveries,
@@ -213,6 +286,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
       authFailures.close()
       // Nothing is left waiting on a reply by now; quit would wait on a Redis that is down.
       for (const c of connections) c.disconnect()
+      await database?.close()
     },
     purge: async () => {
       for (const p of [prefix, config.QUEUE_PREFIX]) {
@@ -223,6 +297,7 @@ async function openRedis (config: Config, logger: BackendsLogger): Promise<Backe
           if (keys.length > 0) await main.unlink(...keys)
         } while (cursor !== '0')
       }
+      await database?.purge()
     }
   }
 }

@@ -53,7 +53,7 @@ async function main (): Promise<void> {
   const scope = optionScope(values.scope)
   const config = loadConfig()
   if (backendKind(config) === 'memory') fail('REDIS_URL is not set. On the embedded default, keys live inside the server process: use POST /admin/keys instead.')
-  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)), { results: false })
   const store = backends.store
   try {
     switch (command) {

@@ -22,7 +22,7 @@ async function main (): Promise<number> {
   }
   const started = new Date().toISOString()
   const cfg = loadConfig()
-  const backends = await openBackends(cfg, pino({ level: 'warn' }, pino.destination(2)))
+  const backends = await openBackends(cfg, pino({ level: 'warn' }, pino.destination(2)), { results: false })
   const index = backends.indexes.cve
   process.stderr.write(`index: ${backends.kind === 'redis' ? 'redis' : 'file ' + cfg.NVD_INDEX_FILE}\n`)
   let failed = 0

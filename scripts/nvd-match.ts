@@ -99,7 +99,7 @@ export async function runMatch (argv: string[], deps: MatchDeps, out: Out, match
 
 async function main (): Promise<number> {
   const config = loadConfig()
-  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)), { results: false })
   try {
     const { cve, sources } = backends.indexes
     return await runMatch(process.argv.slice(2), { nvd: cve, sources }, process.stdout, async () => await dataSources(cve, sources))

@@ -57,7 +57,7 @@ async function main (): Promise<number> {
     return 0
   }
   const config = loadConfig()
-  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)), { results: false })
   const index = backends.indexes.cve
   const requestsPerWindow = config.NVD_RATE_LIMIT ?? (config.NVD_API_KEY ? NVD_REQUESTS_WITH_KEY : NVD_REQUESTS_WITHOUT_KEY)
   // With Redis, share the NVD window with the API and workers, which fetch products on demand.

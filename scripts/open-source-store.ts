@@ -16,7 +16,7 @@ export interface OpenedSourceStore {
 
 export async function openSourceStore (): Promise<OpenedSourceStore> {
   const config = loadConfig()
-  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)))
+  const backends = await openBackends(config, pino({ level: 'warn' }, pino.destination(2)), { results: false })
   const store = backends.indexes.sources
   const where = backends.kind === 'redis' ? 'redis' : config.SOURCES_FILE !== '' ? `file ${config.SOURCES_FILE}` : 'memory only (SOURCES_FILE is empty)'
   return {

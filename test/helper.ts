@@ -1,14 +1,17 @@
-// Builds the app for tests: explicit config (tests never write process.env), a Redis key prefix and a BullMQ
-// prefix of its own per test, and a cleanup that deletes only that prefix.
+// Builds the app for tests: explicit config (tests never write process.env), a Redis key prefix, a BullMQ
+// prefix and a results schema of its own per test, and a cleanup that deletes only those.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
+import { Client } from 'pg'
 import app, { serverOptions } from '../app'
 import { loadConfig, type Config } from '../lib/config'
 import { BACKEND_KINDS, openBackends, type BackendKind, type Backends } from '../lib/backends'
 
 export const SERVICE_KEY = 'test-service-key-0123456789abcdef'
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+/** The PostgreSQL database the tests' results schemas live in (created when missing); each test has its own schema. */
+export const DATABASE_TEST_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/vulnscan_test'
 
 export type Backend = BackendKind
 
@@ -37,10 +40,82 @@ export function redisAnswers (): Promise<boolean> {
   return redisAvailable
 }
 
-/** The backends to run a contract test against: every one openBackends knows; Redis when it answers (always under CI). */
+let databaseAvailable: Promise<boolean> | undefined
+
+/**
+ * Whether the test PostgreSQL answers, creating the test database when it is missing. With CI=true a missing
+ * PostgreSQL is an error, never a skip.
+ */
+export function databaseAnswers (): Promise<boolean> {
+  databaseAvailable ??= (async () => {
+    try {
+      await ensureDatabase(DATABASE_TEST_URL)
+      return true
+    } catch (err) {
+      if (process.env.CI === 'true') throw new Error(`CI=true and no PostgreSQL answers at ${DATABASE_TEST_URL}: ${(err as Error).message}`)
+      return false
+    }
+  })()
+  return databaseAvailable
+}
+
+async function ensureDatabase (url: string): Promise<void> {
+  const probe = new Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+    return
+  } catch (err) {
+    // 3D000: the database does not exist yet. Anything else (nothing listening, refused login) is final.
+    if ((err as { code?: string }).code !== '3D000') throw err
+  } finally {
+    await probe.end().catch(() => {})
+  }
+  const target = new URL(url)
+  const name = decodeURIComponent(target.pathname.slice(1))
+  target.pathname = '/postgres'
+  const admin = new Client({ connectionString: target.toString(), connectionTimeoutMillis: 2000 })
+  admin.on('error', () => {})
+  try {
+    await admin.connect()
+    await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`)
+  } catch (err) {
+    // Another test file created it first: 42P04 duplicate_database, or 23505 when both raced the catalog.
+    if (!['42P04', '23505'].includes((err as { code?: string }).code ?? '')) throw err
+  } finally {
+    await admin.end().catch(() => {})
+  }
+}
+
+/** A results schema name of its own (DATABASE_SCHEMA), like a key prefix. */
+export function uniqueSchema (name: string): string {
+  return `test_${name.replace(/[^a-z0-9]/g, '_')}_${randomBytes(4).toString('hex')}`
+}
+
+/** Drop a test's results schema (it may never have been created). */
+export async function dropSchema (schema: string, url = DATABASE_TEST_URL): Promise<void> {
+  const c = new Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  c.on('error', () => {})
+  try {
+    await c.connect()
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+/**
+ * The backends to run a contract test against: every one openBackends knows; the scaled one (Redis and
+ * PostgreSQL) when both answer (always under CI).
+ */
 export async function backends (): Promise<Backend[]> {
-  const redis = await redisAnswers()
-  return BACKEND_KINDS.filter((kind) => kind !== 'redis' || redis)
+  const [redis, database] = await Promise.all([redisAnswers(), databaseAnswers()])
+  return BACKEND_KINDS.filter((kind) => kind !== 'redis' || (redis && database))
+}
+
+/** What a test configuration needs for the results database: the test database and a schema of its own. */
+function databaseOverrides (name: string): Partial<Config> {
+  return { DATABASE_URL: DATABASE_TEST_URL, DATABASE_SCHEMA: uniqueSchema(name), DATABASE_POOL_MAX: 4 }
 }
 
 /**
@@ -55,6 +130,7 @@ export async function openBackendsFor (kind: Backend, overrides: Partial<Config>
     QUEUE_PREFIX: `${prefix}-bull`,
     NVD_INDEX_FILE: '',
     SOURCES_FILE: '',
+    ...databaseOverrides('backends'),
     ...(kind === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})
@@ -107,6 +183,7 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     NVD_API_URL: 'http://127.0.0.1:1/rest/json',
     // The fake NVD does not throttle unless a test asks it to; NVD's real 5 per 30 s would only slow tests.
     NVD_RATE_LIMIT: 1000,
+    ...databaseOverrides('app'),
     ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})
@@ -117,6 +194,8 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
   if (backend === 'redis') redis = new Redis(REDIS_TEST_URL)
   t.teardown(async () => {
     await fastify.close()
+    // Any configuration with REDIS_URL (whatever `backend` says) opened the results database under this schema.
+    if (config.REDIS_URL !== undefined) await dropSchema(config.DATABASE_SCHEMA, config.DATABASE_URL)
     if (redis) {
       await deletePrefix(redis, config.REDIS_PREFIX)
       await deletePrefix(redis, config.QUEUE_PREFIX)

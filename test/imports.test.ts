@@ -1,10 +1,10 @@
-// The seams hold: lib/ never reaches up into plugins/ or routes/, and Redis connections are opened in one
-// place only (lib/backends.ts), so connection options and key prefixes cannot drift apart again.
+// The seams hold: lib/ never reaches up into plugins/ or routes/, and Redis and PostgreSQL connections are opened
+// in one place only (lib/backends.ts), so connection options, key prefixes and schemas cannot drift apart again.
 //
-// What the Redis check reads: every .ts/.js/.cjs/.mjs file of the project (entry points, lib/, plugins/,
+// What the connection check reads: every .ts/.js/.cjs/.mjs file of the project (entry points, lib/, plugins/,
 // routes/, schemas/, scripts/, bench/, cli/, sdk/), skipping node_modules and test/. Tests are left out on
 // purpose: they look at what the service stored through clients of their own, as outside observers, and
-// start private Redis servers to restart under it.
+// start private Redis and PostgreSQL servers to restart under it.
 import { test } from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
@@ -57,14 +57,16 @@ test('no file under lib/ imports from plugins/ or routes/', async (t) => {
   t.same(offenders, [])
 })
 
-test('no Redis connection is opened outside lib/backends.ts', async (t) => {
+test('no Redis or PostgreSQL connection is opened outside lib/backends.ts', async (t) => {
   const offenders: string[] = []
   for (const f of files) {
     if (f.path === 'lib/backends.ts') continue
     f.text.split('\n').forEach((line, i) => {
-      if (/new\s+Redis\s*\(|\.duplicate\s*\(/.test(line)) offenders.push(`${f.path}:${i + 1}: ${line.trim()}`)
+      if (/new\s+(Redis|Pool|Client)\s*\(|\.duplicate\s*\(/.test(line)) offenders.push(`${f.path}:${i + 1}: ${line.trim()}`)
     })
   }
   t.same(offenders, [])
-  t.match(files.find((f) => f.path === 'lib/backends.ts')?.text ?? '', /new Redis\(/, 'lib/backends.ts is where it happens')
+  const backends = files.find((f) => f.path === 'lib/backends.ts')?.text ?? ''
+  t.match(backends, /new Redis\(/, 'lib/backends.ts is where it happens')
+  t.match(backends, /new Pool\(/, 'the results database pool too')
 })

@@ -28,7 +28,9 @@ async function vulnscan (backend: 'memory' | 'redis'): Promise<FastifyInstance> 
     RATE_LIMIT_MAX: 1_000_000_000,
     REDIS_PREFIX: env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench',
     QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
-    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' } : {})
+    ...(backend === 'redis'
+      ? { REDIS_URL: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA }
+      : {})
   }, {})
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })

@@ -21,7 +21,7 @@ async function main (): Promise<void> {
     RATE_LIMIT_MAX: 1_000_000_000,
     REDIS_PREFIX: env.BENCH_REDIS_PREFIX,
     QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
-    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL } : {})
+    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL, DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA } : {})
   }, {})
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })

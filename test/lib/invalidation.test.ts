@@ -4,7 +4,7 @@ import { test } from 'tap'
 import { ApiKeyCache } from '../../lib/key-cache'
 import { API_KEYS_TOPIC, type ApiKeyRecord } from '../../lib/store/types'
 import { newApiKey } from '../../lib/api-keys'
-import { openBackendsFor } from '../helper'
+import { dropSchema, openBackendsFor, uniqueSchema } from '../helper'
 import { redisServerAvailable, startPrivateRedis } from '../support/redis-server'
 
 async function waitFor (what: string, check: () => boolean, ms = 10_000): Promise<void> {
@@ -21,10 +21,12 @@ test('the key cache stops caching while its channel is down and resumes once res
     return t.pass('skipped: redis-server is not installed')
   }
   const redis = await startPrivateRedis()
-  const backends = await openBackendsFor('redis', { REDIS_URL: redis.url })
+  const schema = uniqueSchema('invalidation')
+  const backends = await openBackendsFor('redis', { REDIS_URL: redis.url, DATABASE_SCHEMA: schema })
   t.teardown(async () => {
     await backends.close()
     await redis.destroy()
+    await dropSchema(schema)
   })
   const channel = backends.invalidation
   const { record } = newApiKey('team', null)

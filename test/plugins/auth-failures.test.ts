@@ -30,7 +30,8 @@ test('with the limiter\'s Redis down, requests fail closed with 503', { skip: !r
   const bad = await app.inject({ url: '/host', remoteAddress: '127.9.1.1', headers: { 'x-api-key': 'wrong-key' } })
   t.equal(bad.statusCode, 503, 'a failed login that cannot be counted is not let through as a plain 401')
   t.equal(bad.json().code, 'VULNSCAN_STORE_UNAVAILABLE')
-  const fresh = await app.inject({ url: '/host', remoteAddress: '127.9.1.2', headers: { 'x-api-key': SERVICE_KEY } })
+  // Scans live in Redis (hosts and findings are in the results database, which is up).
+  const fresh = await app.inject({ url: '/app/scan', remoteAddress: '127.9.1.2', headers: { 'x-api-key': SERVICE_KEY } })
   t.equal(fresh.statusCode, 503, 'the request limit cannot be counted either: 503, not unlimited')
   t.match(fresh.json(), { error: String, code: String })
 })

@@ -50,6 +50,8 @@ test('a worker killed with SIGKILL mid-scan: another finishes it, every host the
 
   const env = {
     REDIS_URL: config.REDIS_URL,
+    DATABASE_URL: config.DATABASE_URL,
+    DATABASE_SCHEMA: config.DATABASE_SCHEMA,
     REDIS_PREFIX: config.REDIS_PREFIX,
     QUEUE_PREFIX: config.QUEUE_PREFIX,
     NVD_API_URL: nvd.baseUrl,
@@ -102,7 +104,7 @@ test('a scan cancelled mid-scan on a separate worker process stops its sockets w
   const silent = await silentServers(Array.from({ length: 40 }, () => ({ address: target, port: 0 })))
   t.teardown(() => silent.close())
   const { app, config } = await build(t, 'redis')
-  const worker = spawnWorker({ REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, QUEUE_LOCK_MS: '2000' })
+  const worker = spawnWorker({ REDIS_URL: config.REDIS_URL, DATABASE_URL: config.DATABASE_URL, DATABASE_SCHEMA: config.DATABASE_SCHEMA, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, QUEUE_LOCK_MS: '2000' })
   t.teardown(() => worker.kill())
   await worker.ready()
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'stop', targets: [{ value: target, type: 'single_ip' }], options: { template: 'standard', ports: silent.ports.join(',') } } })
@@ -131,7 +133,7 @@ test('Redis restarted while scans are queued: none is lost', async (t) => {
   await redis.stop()
   await redis.start()
 
-  const worker = spawnWorker({ REDIS_URL: redis.url, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, WORKER_CONCURRENCY: '4', QUEUE_LOCK_MS: '2000' })
+  const worker = spawnWorker({ REDIS_URL: redis.url, DATABASE_URL: config.DATABASE_URL, DATABASE_SCHEMA: config.DATABASE_SCHEMA, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, WORKER_CONCURRENCY: '4', QUEUE_LOCK_MS: '2000' })
   t.teardown(() => worker.kill())
   await worker.ready()
   const list = await until('every scan ends', async () => {

@@ -51,6 +51,8 @@ test('1,000 scans from 50 concurrent clients: all accepted, all end once, higher
   // One job at a time, so the start order is the queue's order.
   const worker = spawnWorker({
     REDIS_URL: config.REDIS_URL,
+    DATABASE_URL: config.DATABASE_URL,
+    DATABASE_SCHEMA: config.DATABASE_SCHEMA,
     REDIS_PREFIX: config.REDIS_PREFIX,
     QUEUE_PREFIX: config.QUEUE_PREFIX,
     WORKER_CONCURRENCY: '1'

@@ -45,6 +45,8 @@ for (const mode of ['embedded', 'redis-separate-worker'] as const) {
         env: {
           PATH: process.env.PATH,
           REDIS_URL: config.REDIS_URL,
+          DATABASE_URL: config.DATABASE_URL,
+          DATABASE_SCHEMA: config.DATABASE_SCHEMA,
           REDIS_PREFIX: config.REDIS_PREFIX,
           QUEUE_PREFIX: config.QUEUE_PREFIX,
           NVD_API_URL: nvd.baseUrl,

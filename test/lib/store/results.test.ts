@@ -1,43 +1,36 @@
 // One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
 import { test } from 'tap'
-import { Redis } from 'ioredis'
+import { Client } from 'pg'
 import { MemoryResultsStore } from '../../../lib/store/memory/results'
-import { RedisResultsStore } from '../../../lib/store/redis/results'
+import { PostgresResultsStore } from '../../../lib/store/postgres/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, openBackendsIn, REDIS_TEST_URL, uniquePrefix, type Backend } from '../../helper'
+import { backends, DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../../helper'
 import { finding, write } from '../../support/results'
 
-interface Opened { store: ResultsStore, redis?: Redis, prefix: string }
+interface Opened { store: ResultsStore, db?: Client, schema: string }
 
 async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
   const prefix = uniquePrefix('results').replace(/:/g, '.')
-  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull` })
-  if (backend !== 'redis') return { store: opened.results, prefix }
-  // A client of the test's own, to look at what the store left in Redis.
-  const redis = new Redis(REDIS_TEST_URL)
-  t.teardown(() => redis.disconnect())
-  return { store: opened.results, redis, prefix }
+  const schema = uniqueSchema('results')
+  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
+  if (backend !== 'redis') return { store: opened.results, schema }
+  // A client of the test's own, to look at what the store left in the results database.
+  const db = new Client({ connectionString: DATABASE_TEST_URL })
+  await db.connect()
+  t.teardown(() => db.end())
+  return { store: opened.results, db, schema }
 }
 
-/** Every key under the prefix but the hosts revision counter (it moves with every write by design), with type and content. */
-async function dump (redis: Redis, prefix: string): Promise<Record<string, unknown>> {
+/** Every row of every results table but the hosts revision (it moves with every write by design), in key order. */
+async function dump (db: Client, schema: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-    cursor = next
-    for (const k of keys) {
-      if (k === `${prefix}:hosts:rev`) continue
-      const type = await redis.type(k)
-      if (type === 'string') out[k] = await redis.get(k)
-      else if (type === 'set') out[k] = (await redis.smembers(k)).sort()
-      else if (type === 'zset') out[k] = await redis.zrange(k, '0', '-1', 'WITHSCORES')
-      else if (type === 'hash') out[k] = await redis.hgetall(k)
-      else out[k] = type
-    }
-  } while (cursor !== '0')
+  const tables = await db.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT IN ('results_revision', 'pgmigrations') ORDER BY 1", [schema])
+  for (const { table_name: table } of tables.rows) {
+    out[table] = (await db.query(`SELECT * FROM "${schema}"."${table}" AS r ORDER BY r::text`)).rows
+  }
   return out
 }
 
@@ -83,18 +76,18 @@ test('results store contract', async (t) => {
     })
 
     t.test(`${backend}: the same write twice leaves the same state`, async (t) => {
-      const { store, redis, prefix } = await open(t, backend)
+      const { store, db, schema } = await open(t, backend)
       const a = '10.0.0.7'
       const w = write({ address: a, at: T0, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] })
       await store.recordHost(w)
       const host1 = await store.getHost(a)
       const findings1 = await store.listFindings({ limit: 50, offset: 0 })
-      const state1 = redis ? await dump(redis, prefix) : null
+      const state1 = db ? await dump(db, schema) : null
       t.same(await store.recordHost(w), { newFindings: 0, fixed: 0, reopened: 0 }, 'nothing new the second time')
       t.same(await store.getHost(a), host1)
       t.same(await store.listFindings({ limit: 50, offset: 0 }), findings1)
       t.equal(findings1.total, 2)
-      if (redis) t.same(await dump(redis, prefix), state1, 'every Redis key identical, no index entry duplicated')
+      if (db) t.same(await dump(db, schema), state1, 'every row identical, no count or index entry duplicated')
       // A later scan that re-fixes and a re-run of the first job do not duplicate anything either.
       const later = write({ address: a, at: T0 + H, services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1')] })
       await store.recordHost(later)
@@ -249,11 +242,11 @@ test('results store contract', async (t) => {
     })
 
     t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {
-      const { store, redis, prefix } = await open(t, backend)
+      const { store, db, schema } = await open(t, backend)
       const a = '10.0.0.11'
       const b = '10.0.0.12'
       await store.recordHost(write({ address: b, at: T0, hostnames: ['keep.test'], services: [SSH], findings: [finding(b, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
-      const before = redis ? await dump(redis, prefix) : null
+      const before = db ? await dump(db, schema) : null
       await store.recordHost(write({ address: a, at: T0, hostnames: ['gone.test'], services: [SSH, REDIS], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')] }))
       await store.decideFinding(findingId(a, 22, 'CVE-2024-6387'), 'accepted', null, 'k')
       t.equal(await store.deleteHost(a), true)
@@ -266,7 +259,7 @@ test('results store contract', async (t) => {
       t.equal((await store.listFindings({ limit: 10, offset: 0 })).total, 1)
       t.equal((await store.listFindings({ limit: 10, offset: 0, kev: true })).total, 0)
       t.same(await store.hostsForCve('CVE-2024-6387'), [b])
-      if (redis) t.same(await dump(redis, prefix), before, 'Redis holds exactly what it held before the deleted host arrived')
+      if (db) t.same(await dump(db, schema), before, 'the database holds exactly what it held before the deleted host arrived')
       t.equal(await store.deleteHost('10.9.9.9'), false)
       await store.recordHost(write({ address: a, at: T0 + H, services: [SSH], findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
       t.match(await store.getFinding(findingId(a, 22, 'CVE-2024-6387')), { status: 'open', firstSeen: iso(T0 + H) }, 'seen again after a delete: a new finding')
@@ -399,7 +392,9 @@ test('results store contract', async (t) => {
 test('openBackends picks the results backend', async (t) => {
   const kinds = await backends()
   t.type((await openBackendsIn(t, 'memory')).results, MemoryResultsStore)
-  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, RedisResultsStore)
+  if (kinds.includes('redis')) t.type((await openBackendsIn(t, 'redis')).results, PostgresResultsStore)
+  // The scaled deployment keeps results in PostgreSQL: REDIS_URL alone is a startup error that names both variables.
+  await t.rejects(openBackendsIn(t, 'redis', { DATABASE_URL: undefined }), /REDIS_URL is set but DATABASE_URL is not/)
 })
 
 test('the hosts revision moves with every host write and delete, and only then', async (t) => {
@@ -415,6 +410,47 @@ test('the hosts revision moves with every host write and delete, and only then',
       t.equal(await store.hostsRevision(), r1)
       await store.deleteHost('10.1.1.1')
       t.not(await store.hostsRevision(), r1, 'a delete moves it')
+    })
+  }
+})
+
+test('every list total is the number of findings the list holds, after writes, decisions, refreshes and deletes', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { store } = await open(t, backend)
+      const cves = ['CVE-2024-6387', 'CVE-2023-51385', 'CVE-2021-41773', 'CVE-2022-0543', 'CVE-2016-6210', 'CVE-2023-25690']
+      const epssOf = (i: number): { score: number, percentile: number, date: string } | null =>
+        i % 5 === 0 ? null : { score: [0.00005, 0.0001, 0.12345, 0.1234, 0.5, 0.97][i % 6], percentile: 0.5, date: '2026-11-20' }
+      let n = 0
+      for (let h = 0; h < 12; h++) {
+        const a = `10.9.0.${h + 1}`
+        const findings = cves.slice(0, 2 + (h % 5)).map((c, i) => {
+          const f = finding(a, 22, c, 'OpenSSH', '9.2p1', (['high', 'medium', 'low'] as const)[(h + i) % 3])
+          const observed = (['open', 'open', 'fixed_by_distribution', 'potential'] as const)[(h + i) % 4]
+          return { ...f, epss: epssOf(n++), observed }
+        })
+        await store.recordHost(write({ address: a, at: T0 + h, services: [SSH], findings }))
+      }
+      // Later scans fix some, decisions and a refresh move others, one host goes.
+      await store.recordHost(write({ address: '10.9.0.3', at: T0 + H, services: [SSH], findings: [] }))
+      const some = (await store.listFindings({ limit: 3, offset: 0, host: '10.9.0.4' })).items
+      await store.decideFinding(some[0].id, 'false_positive', null, 'k')
+      await store.decideFinding(some[1].id, 'accepted', null, 'k')
+      await store.refreshExploitContext(async (ids) => new Map(ids.map((c, i) => [c, { kev: i % 2 === 0 ? { dateAdded: '2024-01-01', ransomware: false } : null, epss: i === 0 ? null : { score: [0.1234, 0.12345, 0.5, 0.00005][i % 4], percentile: 0.9, date: '2026-11-21' } }])))
+      await store.deleteHost('10.9.0.7')
+
+      const queries: Partial<Parameters<ResultsStore['listFindings']>[0]>[] = [
+        {}, { status: 'open' }, { status: 'fixed' }, { status: 'potential' }, { status: 'fixed_by_distribution' }, { status: 'accepted' },
+        { severity: 'critical' }, { severity: 'high', status: 'open' }, { kev: true }, { kev: false }, { kev: true, minCvss: 7 }, { minCvss: 9.8 },
+        { confidence: 'low' }, { minEpss: 0 }, { minEpss: 0.00005 }, { minEpss: 0.0001 }, { minEpss: 0.12345 }, { minEpss: 0.1234 }, { minEpss: 0.12344 },
+        { minEpss: 0.125, kev: true }, { minEpss: 0.5, status: 'fixed' }, { minEpss: 0.2, severity: 'critical' }, { host: '10.9.0.4' }, { cveId: 'CVE-2024-6387' }
+      ]
+      for (const q of queries) {
+        const page = await store.listFindings({ limit: 1000, offset: 0, ...q })
+        t.equal(page.total, page.items.length, `total of ${JSON.stringify(q)}`)
+        const tail = await store.listFindings({ limit: 2, offset: Math.max(0, page.total - 2), ...q })
+        t.same(tail.items.map((f) => f.id), page.items.slice(-2).map((f) => f.id), `last page of ${JSON.stringify(q)} read from the end`)
+      }
     })
   }
 })

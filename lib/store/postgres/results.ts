@@ -1,0 +1,535 @@
+// The PostgreSQL results store (the scaled deployment). Each host and finding is one row: the record as json
+// beside a column per filter and sort key. A write locks its hosts, reads their state, merges with
+// results-merge in Node (the embedded store's own rules) and writes what changed in one transaction, with the
+// counts of findings per low-cardinality filter and the hosts revision. Lists are indexed queries; exports
+// read through a cursor inside one REPEATABLE READ transaction.
+import { isDeepStrictEqual } from 'node:util'
+import type { Pool, PoolClient } from 'pg'
+import Cursor from 'pg-cursor'
+import type { HostRecord, Page } from '../types'
+import type {
+  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
+} from '../results-types'
+import {
+  decide, FINDING_SORT_DEFAULT_ORDER, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
+  hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit
+} from '../results-merge'
+import { normalizeAddress, sortAddresses } from '../../addresses'
+
+const EXPLOIT_BATCH = 1000
+/** Findings read and rewritten per transaction by refreshExploitContext. */
+const REFRESH_CHUNK = 5000
+const STREAM_ROWS = 1000
+/**
+ * Rows written by this process after which it refreshes the planner's statistics (in the background): a table
+ * filled faster than autovacuum looks at it is otherwise planned as if empty, and a filtered page reads
+ * thousands of rows to sort them instead of walking an index.
+ */
+const ANALYZE_AFTER = 50_000
+/** Transient failures a write transaction is retried on: serialization failure, deadlock. */
+const RETRY_CODES = new Set(['40001', '40P01'])
+const MAX_ATTEMPTS = 20
+
+const HOST_SORT_COLUMN = { lastSeen: 'last_seen_ms', address: 'addr_key', findings: 'findings_count', severity: 'severity_score' } as const
+const FINDING_SORT_COLUMN = { cvss: 'cvss_sort', lastSeen: 'last_seen_ms', firstSeen: 'first_seen_ms', risk: 'risk' } as const
+
+/** The counted dimensions of a finding: one row of finding_counts. */
+interface CountKey { status: string, severity: string, kev: boolean, confidence: string, cvss_sort: number }
+/** One row of finding_epss_counts. */
+interface EpssKey { epss_bucket: number, status: string, kev: boolean }
+
+/** EPSS buckets per unit of score: fine enough that the one bucket a threshold cuts holds few findings. */
+const EPSS_BUCKETS = 10_000
+
+/** The bucket of a score, as `floor(epss * 10000)` computes it in SQL (the same IEEE double arithmetic). */
+function epssBucket (score: number): number {
+  return Math.floor(score * EPSS_BUCKETS)
+}
+
+class CountDeltas {
+  private readonly counts = new Map<string, CountKey & { n: number }>()
+  private readonly epss = new Map<string, EpssKey & { n: number }>()
+
+  add (f: FindingRecord, n: number): void {
+    const k: CountKey = { status: f.status, severity: f.severity, kev: f.kev !== null, confidence: f.confidence, cvss_sort: f.cvss ?? -1 }
+    const text = `${k.status}|${k.severity}|${k.kev ? 1 : 0}|${k.confidence}|${k.cvss_sort}`
+    const e = this.counts.get(text)
+    if (e === undefined) this.counts.set(text, { ...k, n })
+    else e.n += n
+    if (f.epss === null || f.epss === undefined) return
+    const ek: EpssKey = { epss_bucket: epssBucket(f.epss.score), status: f.status, kev: f.kev !== null }
+    const etext = `${ek.epss_bucket}|${ek.status}|${ek.kev ? 1 : 0}`
+    const ee = this.epss.get(etext)
+    if (ee === undefined) this.epss.set(etext, { ...ek, n })
+    else ee.n += n
+  }
+
+  /** The non-zero deltas (the SQL writes them in key order, so concurrent writers lock count rows in one order). */
+  rows (): { counts: (CountKey & { n: number })[], epss: (EpssKey & { n: number })[] } {
+    return { counts: [...this.counts.values()].filter((e) => e.n !== 0), epss: [...this.epss.values()].filter((e) => e.n !== 0) }
+  }
+}
+
+function hostRow (h: HostRecord): Record<string, unknown> {
+  const facets = hostFacets(h)
+  return {
+    address: h.address,
+    addr_key: hostSortValue(h, 'address'),
+    last_seen_ms: hostSortValue(h, 'lastSeen'),
+    findings_count: h.findingsCount,
+    severity_score: hostSortValue(h, 'severity'),
+    search: hostSearchText(h),
+    ports: facets.ports,
+    services: facets.services,
+    products: facets.products,
+    record: h
+  }
+}
+
+function findingRow (f: FindingRecord): Record<string, unknown> {
+  return {
+    id: f.id,
+    address: f.address,
+    cve_id: f.cveId,
+    severity: f.severity,
+    cvss: f.cvss,
+    cvss_sort: findingSortValue(f, 'cvss'),
+    epss: f.epss?.score ?? null,
+    kev: f.kev !== null,
+    status: f.status,
+    confidence: f.confidence,
+    first_seen_ms: findingSortValue(f, 'firstSeen'),
+    last_seen_ms: findingSortValue(f, 'lastSeen'),
+    risk: findingSortValue(f, 'risk'),
+    record: f
+  }
+}
+
+const UPSERT_HOSTS = `
+INSERT INTO hosts (address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record)
+SELECT address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record
+FROM json_to_recordset($1::json) AS x(address text, addr_key text, last_seen_ms bigint, findings_count integer, severity_score smallint,
+  search text, ports integer[], services text[], products text[], record json)
+ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms = EXCLUDED.last_seen_ms,
+  findings_count = EXCLUDED.findings_count, severity_score = EXCLUDED.severity_score, search = EXCLUDED.search, ports = EXCLUDED.ports,
+  services = EXCLUDED.services, products = EXCLUDED.products, record = EXCLUDED.record`
+
+const UPSERT_FINDINGS = `
+INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
+SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record
+FROM json_to_recordset($1::json) AS x(id text, address text, cve_id text, severity text, cvss double precision, cvss_sort double precision,
+  epss double precision, kev boolean, status text, confidence text, first_seen_ms bigint, last_seen_ms bigint, risk bigint, record json)
+ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.severity, cvss = EXCLUDED.cvss,
+  cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
+  first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, record = EXCLUDED.record`
+
+const APPLY_COUNTS = `
+INSERT INTO finding_counts (status, severity, kev, confidence, cvss_sort, n)
+SELECT status, severity, kev, confidence, cvss_sort, n
+FROM json_to_recordset($1::json) AS x(status text, severity text, kev boolean, confidence text, cvss_sort double precision, n bigint)
+ORDER BY status, severity, kev, confidence, cvss_sort
+ON CONFLICT (status, severity, kev, confidence, cvss_sort) DO UPDATE SET n = finding_counts.n + EXCLUDED.n`
+
+// Only the rows this transaction changed (and holds locked): a zero count is no count, as if never written.
+const DROP_EMPTY_COUNTS = `
+DELETE FROM finding_counts c USING json_to_recordset($1::json) AS x(status text, severity text, kev boolean, confidence text, cvss_sort double precision)
+WHERE c.status = x.status AND c.severity = x.severity AND c.kev = x.kev AND c.confidence = x.confidence AND c.cvss_sort = x.cvss_sort AND c.n = 0`
+
+const APPLY_EPSS_COUNTS = `
+INSERT INTO finding_epss_counts (epss_bucket, status, kev, n)
+SELECT epss_bucket, status, kev, n FROM json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean, n bigint)
+ORDER BY epss_bucket, status, kev
+ON CONFLICT (epss_bucket, status, kev) DO UPDATE SET n = finding_epss_counts.n + EXCLUDED.n`
+
+const DROP_EMPTY_EPSS_COUNTS = `
+DELETE FROM finding_epss_counts c USING json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean)
+WHERE c.epss_bucket = x.epss_bucket AND c.status = x.status AND c.kev = x.kev AND c.n = 0`
+
+/** Host-level lock keys, taken in one order by every writer: two writes to one host run one after the other. */
+const LOCK_HOSTS = `
+SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(a, 7310) AS k FROM unnest($1::text[]) AS a ORDER BY 1) AS s`
+
+function escapeLike (s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+class Params {
+  readonly values: unknown[] = []
+  add (v: unknown): string {
+    this.values.push(v)
+    return `$${this.values.length}`
+  }
+}
+
+interface FindingSql { where: string, params: Params, order: 'asc' | 'desc', column: string }
+
+export interface PostgresResultsStoreOptions {
+  /** Connections whose search_path is the results schema. */
+  pool: Pool
+}
+
+export class PostgresResultsStore implements ResultsStore {
+  private readonly pool: Pool
+  private written = 0
+  private analyzing: Promise<void> | null = null
+
+  constructor (opts: PostgresResultsStoreOptions) {
+    this.pool = opts.pool
+  }
+
+  private wrote (rows: number): void {
+    this.written += rows
+    if (this.written < ANALYZE_AFTER || this.analyzing !== null) return
+    this.written = 0
+    // Best effort: a failed ANALYZE leaves autovacuum to do it later.
+    this.analyzing = this.pool.query('ANALYZE hosts, findings').then(() => {}, () => {}).finally(() => { this.analyzing = null })
+  }
+
+  /** Run `fn` in a transaction, again from the start on a deadlock or serialization failure. */
+  private async transaction<T> (fn: (c: PoolClient) => Promise<T>, isolation = 'READ COMMITTED'): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect()
+      let broken: Error | undefined
+      try {
+        await client.query(`BEGIN ISOLATION LEVEL ${isolation}`)
+        const out = await fn(client)
+        await client.query('COMMIT')
+        return out
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => { broken = e })
+        const code = (err as { code?: string }).code
+        if (code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS && broken === undefined) continue
+        throw err
+      } finally {
+        client.release(broken)
+      }
+    }
+  }
+
+  private async applyCounts (c: PoolClient, deltas: CountDeltas): Promise<void> {
+    const rows = deltas.rows()
+    if (rows.counts.length > 0) {
+      const json = JSON.stringify(rows.counts)
+      await c.query(APPLY_COUNTS, [json])
+      await c.query(DROP_EMPTY_COUNTS, [json])
+    }
+    if (rows.epss.length > 0) {
+      const json = JSON.stringify(rows.epss)
+      await c.query(APPLY_EPSS_COUNTS, [json])
+      await c.query(DROP_EMPTY_EPSS_COUNTS, [json])
+    }
+  }
+
+  private async bumpRevision (c: PoolClient): Promise<void> {
+    await c.query('UPDATE results_revision SET hosts = hosts + 1')
+  }
+
+  async recordHost (write: HostScanWrite): Promise<RecordCounts> {
+    return (await this.recordHosts([write]))[0]
+  }
+
+  async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
+    if (writes.length === 0) return []
+    const addresses = writes.map((w) => {
+      const address = normalizeAddress(w.host.address)
+      if (address === null) throw new Error(`not an IP address: ${JSON.stringify(w.host.address).slice(0, 80)}`)
+      return address
+    })
+    const distinct = [...new Set(addresses)]
+    const written = await this.transaction(async (c) => {
+      await c.query(LOCK_HOSTS, [distinct])
+      const [hostRows, findingRows] = await Promise.all([
+        c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
+        // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
+        c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
+      ])
+      const hostsBefore = new Map(hostRows.rows.map((r) => [r.record.address, r.record]))
+      const findingsBefore = new Map(findingRows.rows.map((r) => [r.record.id, r.record]))
+      const hosts = new Map(hostsBefore)
+      const byHost = new Map<string, FindingRecord[]>()
+      for (const f of findingsBefore.values()) {
+        const list = byHost.get(f.address)
+        if (list === undefined) byHost.set(f.address, [f])
+        else list.push(f)
+      }
+      const out: RecordCounts[] = []
+      for (const [i, write] of writes.entries()) {
+        const address = addresses[i]
+        const merged = mergeHostWrite(hosts.get(address) ?? null, byHost.get(address) ?? [], write, address)
+        hosts.set(address, merged.host)
+        byHost.set(address, merged.findings)
+        out.push(merged.counts)
+      }
+
+      const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))
+      const deltas = new CountDeltas()
+      const changedFindings: FindingRecord[] = []
+      for (const list of byHost.values()) {
+        for (const f of list) {
+          const prev = findingsBefore.get(f.id)
+          if (prev !== undefined && isDeepStrictEqual(prev, f)) continue
+          changedFindings.push(f)
+          if (prev !== undefined) deltas.add(prev, -1)
+          deltas.add(f, 1)
+        }
+      }
+      if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, [JSON.stringify(changedHosts.map(hostRow))])
+      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, [JSON.stringify(changedFindings.map(findingRow))])
+      await this.applyCounts(c, deltas)
+      await this.bumpRevision(c)
+      return { out, rows: changedHosts.length + changedFindings.length }
+    })
+    this.wrote(written.rows)
+    return written.out
+  }
+
+  async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
+    const sort = query.sort ?? 'lastSeen'
+    const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
+    const p = new Params()
+    const where: string[] = []
+    if (query.q !== undefined && query.q !== '') where.push(`search LIKE ${p.add(`%${escapeLike(query.q.toLowerCase())}%`)}`)
+    if (query.port !== undefined) where.push(`ports @> ARRAY[${p.add(query.port)}::integer]`)
+    if (query.service !== undefined) where.push(`services @> ARRAY[${p.add(query.service.toLowerCase())}::text]`)
+    if (query.product !== undefined) where.push(`products @> ARRAY[${p.add(query.product.toLowerCase())}::text]`)
+    if (query.minSeverity !== undefined) where.push(`severity_score >= ${p.add(SEVERITY_RANK[query.minSeverity])}`)
+    if (query.hasFindings !== undefined) where.push(query.hasFindings ? 'findings_count > 0' : 'findings_count = 0')
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
+    const total = Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.offset, query.limit, total)
+    return { items, total }
+  }
+
+  /**
+   * One page of an ordered list. A page past the middle is read from the other end (a short OFFSET in the
+   * reverse order) and turned around: the last page costs what the first does.
+   */
+  private async page<T> (select: string, p: Params, column: string, tie: string, order: 'asc' | 'desc', offset: number, limit: number, total: number): Promise<T[]> {
+    if (offset >= total || limit <= 0) return []
+    const fromEnd = total - offset - limit
+    const reverse = fromEnd < offset
+    const dir = (order === 'asc') !== reverse ? 'ASC' : 'DESC'
+    const n = Math.min(limit, total - offset)
+    const skip = reverse ? Math.max(0, fromEnd) : offset
+    const values = [...p.values, n, skip]
+    const sql = `${select} ORDER BY ${column} ${dir}, ${tie} ${dir} LIMIT $${values.length - 1} OFFSET $${values.length}`
+    const rows = (await this.pool.query<{ record: T }>(sql, values)).rows.map((r) => r.record)
+    return reverse ? rows.reverse() : rows
+  }
+
+  async getHost (address: string): Promise<HostRecord | null> {
+    const r = await this.pool.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [normalizeAddress(address) ?? address])
+    return r.rows[0]?.record ?? null
+  }
+
+  async hostsRevision (): Promise<string> {
+    return String((await this.pool.query<{ hosts: string }>('SELECT hosts FROM results_revision')).rows[0].hosts)
+  }
+
+  async deleteHost (address: string): Promise<boolean> {
+    const key = normalizeAddress(address) ?? address
+    return await this.transaction(async (c) => {
+      await c.query(LOCK_HOSTS, [[key]])
+      const found = await c.query('SELECT 1 FROM hosts WHERE address = $1', [key])
+      if (found.rowCount === 0) return false
+      const gone = await c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = $1 ORDER BY id FOR UPDATE', [key])
+      await c.query('DELETE FROM findings WHERE address = $1', [key])
+      await c.query('DELETE FROM hosts WHERE address = $1', [key])
+      const deltas = new CountDeltas()
+      for (const r of gone.rows) deltas.add(r.record, -1)
+      await this.applyCounts(c, deltas)
+      await this.bumpRevision(c)
+      return true
+    })
+  }
+
+  private findingSql (query: FindingExportQuery): FindingSql {
+    const sort = query.sort ?? 'cvss'
+    const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
+    const p = new Params()
+    const where: string[] = []
+    if (query.host !== undefined) where.push(`address = ${p.add(normalizeAddress(query.host) ?? query.host)}`)
+    if (query.cveId !== undefined) where.push(`cve_id = ${p.add(query.cveId.toUpperCase())}`)
+    where.push(...this.countedWhere(query, p))
+    if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
+    return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params: p, order, column: FINDING_SORT_COLUMN[sort] }
+  }
+
+  /** The conditions on counted dimensions: the same text filters finding_counts and findings. */
+  private countedWhere (query: FindingExportQuery, p: Params): string[] {
+    const where: string[] = []
+    if (query.status !== undefined) where.push(`status = ${p.add(query.status)}`)
+    else where.push(`status <> ALL(${p.add(HIDDEN_BY_DEFAULT)}::text[])`)
+    if (query.severity !== undefined) where.push(`severity = ${p.add(query.severity)}`)
+    if (query.kev !== undefined) where.push(`kev = ${p.add(query.kev)}`)
+    if (query.confidence !== undefined) where.push(`confidence = ${p.add(query.confidence)}`)
+    // A missing score (-1) never passes, whatever the threshold.
+    if (query.minCvss !== undefined) where.push(`cvss_sort >= ${p.add(query.minCvss)} AND cvss_sort >= 0`)
+    return where
+  }
+
+  private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
+    if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.severity === undefined &&
+      query.confidence === undefined && query.minCvss === undefined) {
+      return await this.countByEpss(query, query.minEpss)
+    }
+    if (query.host === undefined && query.cveId === undefined && query.minEpss === undefined) {
+      const p = new Params()
+      const where = this.countedWhere(query, p)
+      const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM finding_counts WHERE ${where.join(' AND ')}`, p.values)
+      return Number(r.rows[0].n ?? 0)
+    }
+    const r = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)
+    return Number(r.rows[0].n)
+  }
+
+  /**
+   * Findings at or above an EPSS score (with the status and KEV filters): whole buckets above the threshold's
+   * from the counts, and the threshold's own bucket counted exactly. A bucket above it holds only scores above
+   * the threshold and one below only scores under it, as floor(x × 10000) keeps the order of x.
+   */
+  private async countByEpss (query: FindingExportQuery, minEpss: number): Promise<number> {
+    const bucket = epssBucket(minEpss)
+    const p = new Params()
+    const where: string[] = []
+    if (query.status !== undefined) where.push(`status = ${p.add(query.status)}`)
+    else where.push(`status <> ALL(${p.add(HIDDEN_BY_DEFAULT)}::text[])`)
+    if (query.kev !== undefined) where.push(`kev = ${p.add(query.kev)}`)
+    const b = p.add(bucket)
+    const m = p.add(minEpss)
+    const r = await this.pool.query<{ whole: string | null, edge: string }>(`
+      SELECT (SELECT sum(n) FROM finding_epss_counts WHERE epss_bucket > ${b}::integer AND ${where.join(' AND ')}) AS whole,
+        (SELECT count(*) FROM findings WHERE epss >= ${m}::double precision AND epss < (${b}::integer + 2)::double precision / ${EPSS_BUCKETS}
+          AND floor(epss * ${EPSS_BUCKETS}) <= ${b}::integer AND ${where.join(' AND ')}) AS edge`, p.values)
+    return Number(r.rows[0].whole ?? 0) + Number(r.rows[0].edge)
+  }
+
+  async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
+    const sql = this.findingSql(query)
+    const total = await this.countFindings(query, sql)
+    // A host's or a CVE's findings are few beside the whole table: read them through their own index and sort them,
+    // rather than walk the sort index until enough of them turn up (a hot CVE's share of millions can be far down it).
+    // A CVE's findings have an index in CVSS order of their own (findings_by_cve).
+    const ownIndex = query.host === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
+    const column = (query.host !== undefined || query.cveId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
+    const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
+    return { items, total }
+  }
+
+  /** A cursor inside one REPEATABLE READ transaction: one snapshot from the first row to the last, a page of rows in memory. */
+  async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
+    const sql = this.findingSql(query)
+    const dir = sql.order === 'asc' ? 'ASC' : 'DESC'
+    const values = [...sql.params.values]
+    let text = `SELECT record FROM findings ${sql.where} ORDER BY ${sql.column} ${dir}, id ${dir}`
+    if (query.limit !== undefined) {
+      values.push(query.limit)
+      text += ` LIMIT $${values.length}`
+    }
+    if (query.offset !== undefined && query.offset > 0) {
+      values.push(query.offset)
+      text += ` OFFSET $${values.length}`
+    }
+    const client = await this.pool.connect()
+    let broken: Error | undefined
+    let cursor: Cursor<{ record: FindingRecord }> | undefined
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      cursor = client.query(new Cursor<{ record: FindingRecord }>(text, values))
+      for (;;) {
+        const rows = await cursor.read(STREAM_ROWS)
+        if (rows.length === 0) break
+        for (const r of rows) yield r.record
+      }
+    } catch (err) {
+      broken = err as Error
+      throw err
+    } finally {
+      if (broken === undefined) {
+        try {
+          await cursor?.close()
+          await client.query('COMMIT')
+        } catch (err) {
+          broken = err as Error
+        }
+      }
+      client.release(broken)
+    }
+  }
+
+  async getFinding (id: string): Promise<FindingRecord | null> {
+    const r = await this.pool.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE id = $1', [id])
+    return r.rows[0]?.record ?? null
+  }
+
+  async decideFinding (id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null> {
+    return await this.transaction(async (c) => {
+      for (;;) {
+        const found = await c.query<{ address: string }>('SELECT address FROM findings WHERE id = $1', [id])
+        if (found.rowCount === 0) return null
+        const address = found.rows[0].address
+        await c.query(LOCK_HOSTS, [[address]])
+        const rows = await c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = $1 ORDER BY id FOR UPDATE', [address])
+        const findings = rows.rows.map((r) => r.record)
+        const prev = findings.find((f) => f.id === id)
+        // Deleted with its host (and maybe written again elsewhere) before the lock: look again.
+        if (prev === undefined) continue
+        const next = decide(prev, status, comment, by, new Date().toISOString())
+        await c.query(UPSERT_FINDINGS, [JSON.stringify([findingRow(next)])])
+        const host = (await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [address])).rows[0]?.record
+        if (host !== undefined) {
+          const tallies = hostTallies(findings.map((f) => f.id === id ? next : f))
+          await c.query(UPSERT_HOSTS, [JSON.stringify([hostRow({ ...host, ...tallies })])])
+        }
+        const deltas = new CountDeltas()
+        deltas.add(prev, -1)
+        deltas.add(next, 1)
+        await this.applyCounts(c, deltas)
+        await this.bumpRevision(c)
+        return next
+      }
+    })
+  }
+
+  async refreshExploitContext (lookup: ExploitLookup): Promise<number> {
+    const cves = (await this.pool.query<{ cve_id: string }>('SELECT DISTINCT cve_id FROM findings ORDER BY cve_id')).rows.map((r) => r.cve_id)
+    let changed = 0
+    for (let i = 0; i < cves.length; i += EXPLOIT_BATCH) {
+      const context = await lookup(cves.slice(i, i + EXPLOIT_BATCH))
+      const asked = [...context.keys()]
+      if (asked.length === 0) continue
+      let after = ''
+      for (;;) {
+        const chunk = await this.transaction(async (c) => {
+          const rows = await c.query<{ record: FindingRecord }>(
+            'SELECT record FROM findings WHERE cve_id = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3 FOR UPDATE', [asked, after, REFRESH_CHUNK])
+          const deltas = new CountDeltas()
+          const next: FindingRecord[] = []
+          for (const { record: f } of rows.rows) {
+            const u = context.get(f.cveId)
+            const n = u === undefined ? null : withExploit(f, u)
+            if (n === null) continue
+            next.push(n)
+            deltas.add(f, -1)
+            deltas.add(n, 1)
+          }
+          if (next.length > 0) {
+            await c.query(UPSERT_FINDINGS, [JSON.stringify(next.map(findingRow))])
+            await this.applyCounts(c, deltas)
+          }
+          return { rows: rows.rows.length, last: rows.rows.at(-1)?.record.id, changed: next.length }
+        })
+        changed += chunk.changed
+        if (chunk.last === undefined || chunk.rows < REFRESH_CHUNK) break
+        after = chunk.last
+      }
+    }
+    if (changed > 0) await this.pool.query('UPDATE results_revision SET hosts = hosts + 1')
+    return changed
+  }
+
+  async hostsForCve (cveId: string): Promise<string[]> {
+    const r = await this.pool.query<{ address: string, status: FindingRecord['status'] }>('SELECT address, status FROM findings WHERE cve_id = $1', [cveId.toUpperCase()])
+    return sortAddresses([...new Set(r.rows.filter((row) => isStanding(row.status)).map((row) => row.address))])
+  }
+}

@@ -1,0 +1,117 @@
+// Starts a private PostgreSQL (Debian's server binaries, a fresh cluster in a temporary directory) on a random
+// loopback address and a free port, for tests that stop or restart the results database under load. Its unix
+// socket sits in the cluster's own directory. PostgreSQL refuses to run as root: as root, the cluster belongs
+// to the `postgres` user and the server runs as that user.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomInt } from 'node:crypto'
+import { Client } from 'pg'
+
+const BIN = '/usr/lib/postgresql/15/bin'
+
+export interface PrivatePostgres {
+  host: string
+  port: number
+  /** URL of its `postgres` database (trust authentication on loopback). */
+  url: string
+  /** Stop at once, the way a crash or an OOM kill does (`immediate` mode: recovery on the next start). */
+  crash(): Promise<void>
+  /** Start again on the same address, port and data directory. */
+  start(): Promise<void>
+  /** Stop and remove the cluster. */
+  destroy(): Promise<void>
+}
+
+export function postgresServerAvailable (): boolean {
+  return existsSync(join(BIN, 'initdb')) && existsSync(join(BIN, 'postgres'))
+}
+
+/** The uid and gid to run the server as: ours, or postgres's when we are root. */
+function runAs (): { uid?: number, gid?: number } {
+  if (process.getuid?.() !== 0) return {}
+  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim())
+  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim())
+  return { uid, gid }
+}
+
+/** A random address in 127.0.0.0/8 other than 127.0.0.1 (the machine's own services) and a port free on it. */
+async function freeLoopback (): Promise<{ host: string, port: number }> {
+  for (;;) {
+    const host = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const srv = createServer()
+        srv.once('error', reject)
+        srv.listen(0, host, () => {
+          const { port } = srv.address() as { port: number }
+          srv.close(() => resolve(port))
+        })
+      })
+      return { host, port }
+    } catch {}
+  }
+}
+
+async function answers (url: string): Promise<boolean> {
+  const c = new Client({ connectionString: url, connectionTimeoutMillis: 500 })
+  c.on('error', () => {})
+  try {
+    await c.connect()
+    await c.query('SELECT 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+async function waitUntil (what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`private PostgreSQL: ${what} not within ${ms} ms`)
+}
+
+export async function startPrivatePostgres (): Promise<PrivatePostgres> {
+  const owner = runAs()
+  const dir = mkdtempSync(join(tmpdir(), 'vulnscan-pg-'))
+  const data = join(dir, 'data')
+  if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid!)
+  execFileSync(join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8'], { ...owner, stdio: 'ignore' })
+  const { host, port } = await freeLoopback()
+  const url = `postgres://postgres@${host}:${port}/postgres`
+  // Loopback only, the socket in the cluster's directory; durable commits as in production (fsync stays on).
+  const args = ['-D', data, '-h', host, '-p', String(port), '-k', dir, '-c', 'max_connections=100', '-c', 'shared_buffers=32MB']
+  let child: ChildProcess | null = null
+  const start = async (): Promise<void> => {
+    child = spawn(join(BIN, 'postgres'), args, { ...owner, stdio: 'ignore' })
+    await waitUntil('accepting connections', () => answers(url), 30_000)
+  }
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    const c = child
+    if (c === null) return
+    child = null
+    const exited = new Promise((resolve) => c.once('exit', resolve))
+    c.kill(signal)
+    await exited
+  }
+  await start()
+  return {
+    host,
+    port,
+    url,
+    // SIGQUIT: immediate shutdown, no checkpoint; committed transactions survive through the WAL.
+    crash: async () => { await stop('SIGQUIT') },
+    start,
+    destroy: async () => {
+      await stop('SIGINT')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
