@@ -55,7 +55,7 @@ function skippedAfterLast (dues: number[], after: Json): number {
 test('Redis: a schedule fires exactly once per due time across two worker processes, and after a restart', async (t) => {
   if (!(await backends()).includes('redis')) return t.pass('skipped: no Redis answers (required under CI=true)')
   const { app, config } = await build(t, 'redis')
-  const env = { REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, NVD_INDEX_FILE: '', SOURCES_FILE: '' }
+  const env = { REDIS_URL: config.REDIS_URL, DATABASE_URL: config.DATABASE_URL, DATABASE_SCHEMA: config.DATABASE_SCHEMA, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, NVD_INDEX_FILE: '', SOURCES_FILE: '' }
   const workers = [spawnWorker(env), spawnWorker(env)]
   t.teardown(async () => { await Promise.all(workers.map((w) => w.kill())) })
   await Promise.all(workers.map((w) => w.ready()))

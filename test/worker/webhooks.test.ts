@@ -23,7 +23,7 @@ test('scan events reach a webhook, signed, retried after a 500', async (t) => {
       const { app, config } = await build(t, backend, { ...settings, WORKER_ENABLED: backend === 'memory' })
       if (backend === 'redis') {
         const worker = spawnWorker({
-          REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, NVD_INDEX_FILE: '', SOURCES_FILE: '',
+          REDIS_URL: config.REDIS_URL, DATABASE_URL: config.DATABASE_URL, DATABASE_SCHEMA: config.DATABASE_SCHEMA, REDIS_PREFIX: config.REDIS_PREFIX, QUEUE_PREFIX: config.QUEUE_PREFIX, NVD_INDEX_FILE: '', SOURCES_FILE: '',
           WEBHOOK_ALLOW: settings.WEBHOOK_ALLOW, WEBHOOK_BACKOFF_MS: String(BACKOFF_MS), WEBHOOK_ATTEMPTS: '3'
         })
         t.teardown(() => worker.kill())
