@@ -70,55 +70,75 @@ class CountDeltas {
   }
 }
 
-function hostRow (h: HostRecord): Record<string, unknown> {
-  const facets = hostFacets(h)
-  return {
-    address: h.address,
-    addr_key: hostSortValue(h, 'address'),
-    last_seen_ms: hostSortValue(h, 'lastSeen'),
-    findings_count: h.findingsCount,
-    severity_score: hostSortValue(h, 'severity'),
-    search: hostSearchText(h),
-    ports: facets.ports,
-    services: facets.services,
-    products: facets.products,
-    record: h
-  }
+// Rows go to the database as one array per column and the records as one text, each record's JSON on a line of its
+// own (JSON.stringify escapes every line break inside a string): the server splits them and reads each record
+// once, rather than parsing one JSON document for all the columns. An UPSERT of a batch is one statement.
+
+/** The records' JSON texts, one a line: `string_to_array($n, E'\n')` gives them back in order. */
+function recordLines (records: readonly object[]): string {
+  return records.map((r) => JSON.stringify(r)).join('\n')
 }
 
-function findingRow (f: FindingRecord): Record<string, unknown> {
-  return {
-    id: f.id,
-    address: f.address,
-    cve_id: f.cveId,
-    severity: f.severity,
-    cvss: f.cvss,
-    cvss_sort: findingSortValue(f, 'cvss'),
-    epss: f.epss?.score ?? null,
-    kev: f.kev !== null,
-    status: f.status,
-    confidence: f.confidence,
-    first_seen_ms: findingSortValue(f, 'firstSeen'),
-    last_seen_ms: findingSortValue(f, 'lastSeen'),
-    risk: findingSortValue(f, 'risk'),
-    record: f
-  }
+/** Integer arrays as array literals, to be cast per row (unnest of a two-dimensional array would flatten them). */
+function intArrayText (values: readonly number[]): string {
+  return `{${values.join(',')}}`
 }
 
+function hostParams (hosts: readonly HostRecord[]): unknown[] {
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], []]
+  for (const h of hosts) {
+    const facets = hostFacets(h)
+    cols[0].push(h.address)
+    cols[1].push(hostSortValue(h, 'address'))
+    cols[2].push(hostSortValue(h, 'lastSeen'))
+    cols[3].push(h.findingsCount)
+    cols[4].push(hostSortValue(h, 'severity'))
+    cols[5].push(hostSearchText(h))
+    cols[6].push(intArrayText(facets.ports))
+    cols[7].push(JSON.stringify(facets.services))
+    cols[8].push(JSON.stringify(facets.products))
+  }
+  return [...cols, recordLines(hosts)]
+}
+
+function findingParams (findings: readonly FindingRecord[]): unknown[] {
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], []]
+  for (const f of findings) {
+    cols[0].push(f.id)
+    cols[1].push(f.address)
+    cols[2].push(f.cveId)
+    cols[3].push(f.severity)
+    cols[4].push(f.cvss)
+    cols[5].push(findingSortValue(f, 'cvss'))
+    cols[6].push(f.epss?.score ?? null)
+    cols[7].push(f.kev !== null)
+    cols[8].push(f.status)
+    cols[9].push(f.confidence)
+    cols[10].push(findingSortValue(f, 'firstSeen'))
+    cols[11].push(findingSortValue(f, 'lastSeen'))
+    cols[12].push(findingSortValue(f, 'risk'))
+  }
+  return [...cols, recordLines(findings)]
+}
+
+// Service and product names are arbitrary text: each host's list goes as a JSON array (a text of its own), turned
+// into text[] on the server.
 const UPSERT_HOSTS = `
 INSERT INTO hosts (address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record)
-SELECT address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record
-FROM json_to_recordset($1::json) AS x(address text, addr_key text, last_seen_ms bigint, findings_count integer, severity_score smallint,
-  search text, ports integer[], services text[], products text[], record json)
+SELECT address, addr_key, last_seen_ms, findings_count, severity_score, search, ports::integer[],
+  ARRAY(SELECT json_array_elements_text(services::json)), ARRAY(SELECT json_array_elements_text(products::json)), record::json
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::integer[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[],
+  string_to_array($10::text, E'\n')) AS x(address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record)
 ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms = EXCLUDED.last_seen_ms,
   findings_count = EXCLUDED.findings_count, severity_score = EXCLUDED.severity_score, search = EXCLUDED.search, ports = EXCLUDED.ports,
   services = EXCLUDED.services, products = EXCLUDED.products, record = EXCLUDED.record`
 
 const UPSERT_FINDINGS = `
 INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
-SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record
-FROM json_to_recordset($1::json) AS x(id text, address text, cve_id text, severity text, cvss double precision, cvss_sort double precision,
-  epss double precision, kev boolean, status text, confidence text, first_seen_ms bigint, last_seen_ms bigint, risk bigint, record json)
+SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record::json
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
+  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], string_to_array($14::text, E'\n'))
+  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
 ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.severity, cvss = EXCLUDED.cvss,
   cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
   first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, record = EXCLUDED.record`
@@ -273,8 +293,8 @@ export class PostgresResultsStore implements ResultsStore {
           deltas.add(f, 1)
         }
       }
-      if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, [JSON.stringify(changedHosts.map(hostRow))])
-      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, [JSON.stringify(changedFindings.map(findingRow))])
+      if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, hostParams(changedHosts))
+      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, findingParams(changedFindings))
       await this.applyCounts(c, deltas)
       await this.bumpRevision(c)
       return { out, rows: changedHosts.length + changedFindings.length }
@@ -475,11 +495,11 @@ export class PostgresResultsStore implements ResultsStore {
         // Deleted with its host (and maybe written again elsewhere) before the lock: look again.
         if (prev === undefined) continue
         const next = decide(prev, status, comment, by, new Date().toISOString())
-        await c.query(UPSERT_FINDINGS, [JSON.stringify([findingRow(next)])])
+        await c.query(UPSERT_FINDINGS, findingParams([next]))
         const host = (await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [address])).rows[0]?.record
         if (host !== undefined) {
           const tallies = hostTallies(findings.map((f) => f.id === id ? next : f))
-          await c.query(UPSERT_HOSTS, [JSON.stringify([hostRow({ ...host, ...tallies })])])
+          await c.query(UPSERT_HOSTS, hostParams([{ ...host, ...tallies }]))
         }
         const deltas = new CountDeltas()
         deltas.add(prev, -1)
@@ -514,7 +534,7 @@ export class PostgresResultsStore implements ResultsStore {
             deltas.add(n, 1)
           }
           if (next.length > 0) {
-            await c.query(UPSERT_FINDINGS, [JSON.stringify(next.map(findingRow))])
+            await c.query(UPSERT_FINDINGS, findingParams(next))
             await this.applyCounts(c, deltas)
           }
           return { rows: rows.rows.length, last: rows.rows.at(-1)?.record.id, changed: next.length }
