@@ -74,9 +74,12 @@ class CountDeltas {
 // own (JSON.stringify escapes every line break inside a string): the server splits them and reads each record
 // once, rather than parsing one JSON document for all the columns. An UPSERT of a batch is one statement.
 
-/** The records' JSON texts, one a line: `string_to_array($n, E'\n')` gives them back in order. */
-function recordLines (records: readonly object[]): string {
-  return records.map((r) => JSON.stringify(r)).join('\n')
+/**
+ * The records' JSON texts, one a line: `string_to_array($n, E'\n')` gives them back in order. `texts` holds
+ * those already made (by the caller, to compare with the stored ones), by position.
+ */
+function recordLines (records: readonly object[], texts?: readonly string[]): string {
+  return records.map((r, i) => texts?.[i] ?? JSON.stringify(r)).join('\n')
 }
 
 /** Integer arrays as array literals, to be cast per row (unnest of a two-dimensional array would flatten them). */
@@ -101,7 +104,7 @@ function hostParams (hosts: readonly HostRecord[]): unknown[] {
   return [...cols, recordLines(hosts)]
 }
 
-function findingParams (findings: readonly FindingRecord[]): unknown[] {
+function findingParams (findings: readonly FindingRecord[], texts?: readonly string[]): unknown[] {
   const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], []]
   for (const f of findings) {
     cols[0].push(f.id)
@@ -118,7 +121,7 @@ function findingParams (findings: readonly FindingRecord[]): unknown[] {
     cols[11].push(findingSortValue(f, 'lastSeen'))
     cols[12].push(findingSortValue(f, 'risk'))
   }
-  return [...cols, recordLines(findings)]
+  return [...cols, recordLines(findings, texts)]
 }
 
 // Service and product names are arbitrary text: each host's list goes as a JSON array (a text of its own), turned
@@ -261,10 +264,18 @@ export class PostgresResultsStore implements ResultsStore {
       const [hostRows, findingRows] = await Promise.all([
         c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
         // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
-        c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
+        // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
+        // exactly as written), and the new text is the one sent.
+        c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
       ])
       const hostsBefore = new Map(hostRows.rows.map((r) => [r.record.address, r.record]))
-      const findingsBefore = new Map(findingRows.rows.map((r) => [r.record.id, r.record]))
+      const textBefore = new Map<string, string>()
+      const findingsBefore = new Map<string, FindingRecord>()
+      for (const { text } of findingRows.rows) {
+        const f = JSON.parse(text) as FindingRecord
+        findingsBefore.set(f.id, f)
+        textBefore.set(f.id, text)
+      }
       const hosts = new Map(hostsBefore)
       const byHost = new Map<string, FindingRecord[]>()
       for (const f of findingsBefore.values()) {
@@ -284,17 +295,20 @@ export class PostgresResultsStore implements ResultsStore {
       const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))
       const deltas = new CountDeltas()
       const changedFindings: FindingRecord[] = []
+      const changedTexts: string[] = []
       for (const list of byHost.values()) {
         for (const f of list) {
+          const text = JSON.stringify(f)
+          if (textBefore.get(f.id) === text) continue
           const prev = findingsBefore.get(f.id)
-          if (prev !== undefined && isDeepStrictEqual(prev, f)) continue
           changedFindings.push(f)
+          changedTexts.push(text)
           if (prev !== undefined) deltas.add(prev, -1)
           deltas.add(f, 1)
         }
       }
       if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, hostParams(changedHosts))
-      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, findingParams(changedFindings))
+      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, findingParams(changedFindings, changedTexts))
       await this.applyCounts(c, deltas)
       await this.bumpRevision(c)
       return { out, rows: changedHosts.length + changedFindings.length }
