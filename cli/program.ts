@@ -4,20 +4,9 @@ import { Command, CommanderError, Help, Option } from 'commander'
 import { version } from '../package.json'
 import { COMMANDS } from './commands'
 import { CliError, createContext, EXIT, usage, type Context, type Io } from './context'
+import type { CommandKit } from './command'
 
 export const EXIT_TEXT = 'Exit status: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 API or network error, 130 interrupted (a followed scan goes on).'
-
-/** What a command module gets to define its command. */
-export interface CommandKit {
-  io: Io
-  /** Runs a command's body with the client and settings from the global options, and records its exit status. */
-  run: (command: Command, body: (ctx: Context) => Promise<number>, options?: { needsKey?: boolean }) => Promise<void>
-  /** The message for `command` given without its required argument or subcommand. */
-  hint: (command: Command, message: string) => Command
-}
-
-/** A command module: adds its command (and any subcommands) to the program. */
-export type CommandModule = (program: Command, kit: CommandKit) => void
 
 export interface Built {
   program: Command

@@ -1,7 +1,7 @@
 // `vulnscan audit`: who changed what, when, from where (the infrastructure key or an admin key).
 import { api, integer, oneOf, paging, print, printJson, usage } from '../context'
 import { auditTable } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const METHODS = ['POST', 'PATCH', 'PUT', 'DELETE'] as const
 

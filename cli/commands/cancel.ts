@@ -1,6 +1,6 @@
 // `vulnscan cancel <scan-id>`: stop a queued or running scan; what it found so far stays.
 import { api, print, printJson } from '../context'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const cancel: CommandModule = (program, kit) => {
   const cmd = program.command('cancel')

@@ -2,7 +2,7 @@
 import pc from 'picocolors'
 import { api, print, printJson } from '../context'
 import { colourSeverity } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const cve: CommandModule = (program, kit) => {
   const cmd = program.command('cve')

@@ -1,6 +1,6 @@
 // `vulnscan decide <finding-id> <decision>`: accept a risk, mark a false positive, or withdraw the decision.
 import { api, oneOf, print, printJson, usage } from '../context'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const DECISIONS = ['accepted', 'false_positive', 'open'] as const
 

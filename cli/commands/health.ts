@@ -2,7 +2,7 @@
 import pc from 'picocolors'
 import { CliError, EXIT, networkError, print, printJson } from '../context'
 import { dataSourcesText } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const health: CommandModule = (program, kit) => {
   const cmd = program.command('health')

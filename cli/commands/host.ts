@@ -4,7 +4,7 @@ import { api, print, printJson, usage } from '../context'
 import { uncheckedByScan } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { findingsTable, portsTable, severityCounts } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const host: CommandModule = (program, kit) => {
   const group = program.command('host')

@@ -1,7 +1,7 @@
 // `vulnscan hosts`: the hosts scans have seen, with the list's filters.
 import { api, integer, oneOf, paging, print, printJson } from '../context'
 import { hostsTable } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const SORTS = ['lastSeen', 'address', 'findings', 'severity'] as const
 const MIN_SEVERITIES = ['none', 'low', 'medium', 'high', 'critical'] as const

@@ -1,5 +1,5 @@
 // Every command of the CLI, in the order `vulnscan --help` lists them. A new command is one module here.
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 import audit from './audit'
 import cancel from './cancel'
 import cve from './cve'

@@ -3,7 +3,7 @@ import { Option } from 'commander'
 import { ROLES } from '../../lib/access'
 import { api, oneOf, paging, print, printJson, usage } from '../context'
 import { keysTable } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 /** `--scope 10.0.0.0/8,192.168.0.0/16` or the option repeated; `--scope ''` clears it. */
 const scopeOption = (): Option => new Option('--scope <cidrs>', 'what the key may scan: CIDRs, comma-separated or repeated (\'\' for the global lists alone)')

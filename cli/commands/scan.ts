@@ -5,7 +5,7 @@ import { api, integer, oneOf, print, printJson, usage } from '../context'
 import { finishScan } from '../findings'
 import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const scan: CommandModule = (program, kit) => {
   const cmd = program.command('scan')

@@ -1,7 +1,7 @@
 // `vulnscan scans`: the scans, newest first.
 import { SCAN_STATUSES } from '../../lib/vocabulary'
 import { api, oneOf, paging, print, printJson } from '../context'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const scans: CommandModule = (program, kit) => {
   const cmd = program.command('scans')

@@ -3,7 +3,7 @@ import { api, integer, print, printJson, usage } from '../context'
 import { finishScan } from '../findings'
 import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const status: CommandModule = (program, kit) => {
   const cmd = program.command('status')

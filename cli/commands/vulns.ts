@@ -4,7 +4,7 @@ import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } fr
 import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { CONFIDENCES, findingsTable, SEVERITIES, severityCounts } from '../output'
-import type { CommandModule } from '../program'
+import type { CommandModule } from '../command'
 
 const vulns: CommandModule = (program, kit) => {
   const cmd = program.command('vulns')
