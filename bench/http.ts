@@ -5,7 +5,6 @@
 // dynamic/infrastructure key ratio is the median of the rounds' ratios, which other load on the machine moves least.
 // --only and --cpu-prof are for finding where the time goes: the targets are only judged on a full run.
 // Each server runs in a child process; this process only generates load (autocannon) and reports.
-import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -17,6 +16,7 @@ import pino from 'pino'
 import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
 import { loopbackAddress } from '../test/support/loopback'
+import { forkServer, stopServer, type ChildServer } from './support/child-server'
 
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'http-server.ts')
@@ -72,35 +72,13 @@ interface Measurement {
   timeouts: number
 }
 
-interface Server {
-  child: ChildProcess
-  port: number
-}
+type Server = ChildServer
 
 function startServer (kind: 'hello' | Backend, env: Record<string, string>): Promise<Server> {
   // --require (not --import) so that @fastify/autoload sees tsx among the preloaded modules and loads .ts plugins.
   const execArgv = ['--require', 'tsx/cjs']
   if (args['cpu-prof']) execArgv.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`, `--cpu-prof-name=${kind}-${Date.now()}.cpuprofile`)
-  const child = fork(SERVER, [kind], { cwd: ROOT, execArgv, env: { ...process.env, BENCH_HOST: HOST, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  return new Promise((resolvePort, reject) => {
-    const timer = setTimeout(() => { child.kill(); reject(new Error(`${kind} server did not start within 60 s`)) }, 60_000)
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${kind} server exited with code ${String(code)}`)) })
-    child.once('message', (msg: { port?: number }) => {
-      clearTimeout(timer)
-      if (typeof msg.port === 'number') resolvePort({ child, port: msg.port })
-      else reject(new Error(`${kind} server sent ${JSON.stringify(msg)}`))
-    })
-  })
-}
-
-function stopServer (server: Server): Promise<void> {
-  return new Promise((done) => {
-    server.child.removeAllListeners('exit')
-    if (server.child.exitCode !== null) return done()
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000)
-    server.child.once('exit', () => { clearTimeout(timer); done() })
-    server.child.disconnect()
-  })
+  return forkServer(SERVER, [kind], { cwd: ROOT, execArgv, env: { ...process.env, BENCH_HOST: HOST, ...env }, label: `${kind} server` })
 }
 
 function seed (server: Server, count: number): Promise<void> {

@@ -7,7 +7,6 @@
 // Latencies are measured by the client, body read included, over a bounded number of requests per case sent
 // by a few concurrent clients; host list queries vary their page size a little so that the host page cache
 // does not answer them: each request does the store's work.
-import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -18,6 +17,7 @@ import pino from 'pino'
 import { loadConfig } from '../lib/config'
 import { openBackends } from '../lib/backends'
 import { random, resultsData } from './support/results-data'
+import { forkServer, stopServer, type ChildServer } from './support/child-server'
 
 const ROOT = join(__dirname, '..')
 const SERVER = join(__dirname, 'support', 'results-server.ts')
@@ -53,34 +53,10 @@ if (!(HOSTS > 0) || !(REQUESTS > 0) || !(CONCURRENCY > 0)) throw new Error('--ho
 
 const T0 = Date.parse('2026-11-20T08:00:00.000Z')
 
-interface Server { child: ChildProcess, port: number }
+type Server = ChildServer
 
 function startServer (env: Record<string, string>): Promise<Server> {
-  const child = fork(SERVER, [BACKEND], {
-    cwd: ROOT,
-    execArgv: ['--require', 'tsx/cjs', '--expose-gc', ...NODE_FLAGS],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  return new Promise((done, reject) => {
-    const timer = setTimeout(() => { child.kill(); reject(new Error('the API did not start within 60 s')) }, 60_000)
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the API exited with code ${String(code)}`)) })
-    child.once('message', (msg: { port?: number }) => {
-      clearTimeout(timer)
-      if (typeof msg.port === 'number') done({ child, port: msg.port })
-      else reject(new Error(`the API sent ${JSON.stringify(msg)}`))
-    })
-  })
-}
-
-function stopServer (server: Server): Promise<void> {
-  return new Promise((done) => {
-    server.child.removeAllListeners('exit')
-    if (server.child.exitCode !== null) return done()
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000)
-    server.child.once('exit', () => { clearTimeout(timer); done() })
-    server.child.disconnect()
-  })
+  return forkServer(SERVER, [BACKEND], { cwd: ROOT, execArgv: ['--require', 'tsx/cjs', '--expose-gc', ...NODE_FLAGS], env: { ...process.env, ...env }, label: 'the API' })
 }
 
 function ask<T> (server: Server, msg: object, key: string): Promise<T> {

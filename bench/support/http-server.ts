@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import app, { serverOptions } from '../../app'
 import { loadConfig } from '../../lib/config'
 import { realisticHosts, seedHosts } from './hosts'
+import { announce } from './child-server'
 
 type Message = { cmd: 'seed', count: number } | { cmd: 'page', body: string }
 
@@ -55,11 +56,7 @@ async function main (): Promise<void> {
         .catch((err: Error) => process.send?.({ error: err.message }))
     }
   })
-  // The parent going away (normally or not) ends the child.
-  process.on('disconnect', () => {
-    fastify.close().finally(() => process.exit(0))
-  })
-  process.send?.({ port: address.port })
+  announce(fastify, address.port)
 }
 
 main().catch((err) => {

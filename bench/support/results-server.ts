@@ -6,6 +6,7 @@ import Fastify from 'fastify'
 import app, { serverOptions } from '../../app'
 import { loadConfig } from '../../lib/config'
 import { resultsData } from './results-data'
+import { announce } from './child-server'
 
 type Message =
   | { cmd: 'write', from: number, count: number, batch: number, at: number, scanId: string, rescan: boolean }
@@ -65,10 +66,7 @@ async function main (): Promise<void> {
       })
     }
   })
-  process.on('disconnect', () => {
-    fastify.close().finally(() => process.exit(0))
-  })
-  process.send?.({ port: address.port })
+  announce(fastify, address.port)
 }
 
 main().catch((err) => {
