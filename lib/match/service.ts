@@ -153,6 +153,8 @@ function fromCve5 (service: ServiceInfo, cpe: string, hit: Cve5Hit, nvd: CveReco
   const nvdScored = nvd !== null && nvd.cvss !== null
   const kev: Kev | null = nvd?.kev ?? (hit.kev !== undefined ? { dateAdded: hit.kev.dateAdded } : null)
   const who = hit.origin === 'cna' ? 'cna' : 'adp'
+  // A CNA range cannot be read against a version the wire showed only the leading parts of.
+  const partial = service.versionPrefix === true && service.version !== undefined ? prefixNote(service.version) : null
   return {
     cveId: hit.id,
     severity: nvdScored ? (nvd.severity ?? 'unknown') : severityOf(hit.cvss?.severity),
@@ -171,11 +173,11 @@ function fromCve5 (service: ServiceInfo, cpe: string, hit: Cve5Hit, nvd: CveReco
     rule: hit.rule,
     // Only the record's default status says so (no listed range covers the version), or the wire showed only
     // the leading parts of the version: a lead, not a finding.
-    observed: hit.confidence === 'low' || service.versionPrefix === true ? 'potential' : 'open',
+    observed: hit.confidence === 'low' || partial !== null ? 'potential' : 'open',
     distribution: null,
     // CNA-only ranges are never high: the NVD has not analysed them.
-    confidence: service.versionPrefix === true ? 'low' : hit.confidence,
-    confidenceNote: service.versionPrefix === true && service.version !== undefined ? prefixNote(service.version) : hit.note,
+    confidence: partial !== null ? 'low' : hit.confidence,
+    confidenceNote: partial ?? hit.note,
     evidence: evidenceOf(service),
     requiresPlatform: hit.platforms ?? []
   }
