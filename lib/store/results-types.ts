@@ -122,6 +122,10 @@ export interface HostQuery {
   product?: string
   minSeverity?: Severity
   hasFindings?: boolean
+  /** Only the hosts this scan saw (up or down). */
+  scanId?: string
+  /** Only hosts carrying this tag. */
+  tag?: string
   sort?: 'lastSeen' | 'address' | 'findings' | 'severity'
   order?: SortDirection
 }
@@ -139,6 +143,10 @@ export interface FindingQuery {
   /** Without a status, fixed_by_distribution and potential findings are left out (the default lists). */
   status?: FindingStatus
   confidence?: Confidence
+  /** Only the findings this scan observed on the hosts and ports it covered. */
+  scanId?: string
+  /** Only findings on hosts carrying this tag. */
+  tag?: string
   /** risk: KEV (ransomware use first), then EPSS, then CVSS. */
   sort?: FindingSort
   order?: SortDirection
