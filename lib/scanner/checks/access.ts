@@ -164,8 +164,9 @@ const rsyncModules: PortCheck = {
     const greeting = await ask(c, s, null, (r) => r.includes(0x0a))
     const m = greeting === null ? null : /^@RSYNCD: (\d+)(?:\.(\d+))?/.exec(greeting.toString('latin1'))
     if (m === null) return null
-    // Answer with the server's own protocol, then ask for the module "" : the daemon lists its listable modules.
-    c.write(Buffer.from(`@RSYNCD: ${m[1]}.${m[2] ?? '0'}\n\n`))
+    // Protocol 30 (rsync 3.0), which every daemon since understands without a digest list (32 wants one), then
+    // the module "" : the daemon lists its listable modules and ends.
+    c.write(Buffer.from(`@RSYNCD: ${Math.min(30, Number(m[1]))}.0\n\n`))
     const reply = await ask(c, s, null, (r) => /@RSYNCD: EXIT\r?\n/.test(r.toString('latin1')) || /^@ERROR/m.test(r.toString('latin1')))
     if (reply === null) return c.closed ? [] : null
     const modules = lines(reply).filter((l) => l.length > 0 && !l.startsWith('@RSYNCD:') && !l.startsWith('@ERROR'))
