@@ -41,7 +41,7 @@ async function peerCertificate (s: CheckSession, servername?: string): Promise<X
   const wrapped = await openTls({ host: s.host, port: s.port, servername, timeoutMs: s.wait(), signal: s.signal })
   if (wrapped === null) return null
   try {
-    return wrapped.socket.getPeerX509Certificate() ?? null
+    return wrapped.cert ?? null
   } finally {
     wrapped.socket.destroy()
   }

@@ -6,6 +6,7 @@ import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
 import { runChecks } from '../../../../lib/scanner/checks/index'
 import { accepts, daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
+import { postgresServerAvailable, startPrivatePostgres } from '../../../support/postgres-server'
 
 /** Detect the service as a scan does, then run the checks that apply to it. */
 async function check (host: string, port: number): Promise<{ service: string, ids: string[], evidence: string[], concluded: boolean }> {
@@ -139,5 +140,16 @@ for (const auth of [false, true]) {
     t.ok(r.concluded)
     t.same(r.ids, auth ? [] : ['VULNSCAN-ETCD-NOAUTH'])
     if (!auth) t.match(r.evidence[0], /answered 200 without credentials: revision \d+, 1 key/)
+  })
+}
+
+for (const auth of ['trust', 'scram-sha-256'] as const) {
+  test(`PostgreSQL with ${auth} authentication`, { skip: postgresServerAvailable() ? false : 'PostgreSQL 15 server binaries are absent' }, async (t) => {
+    const pg = await startPrivatePostgres({ auth })
+    t.teardown(pg.destroy)
+    const r = await check(pg.host, pg.port)
+    t.equal(r.service, 'postgresql')
+    t.ok(r.concluded)
+    t.same(r.ids, auth === 'trust' ? ['VULNSCAN-POSTGRESQL-TRUST'] : [])
   })
 }
