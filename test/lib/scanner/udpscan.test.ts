@@ -5,7 +5,7 @@
 
 import dgram from 'node:dgram'
 import { test } from 'tap'
-import { scanUdp } from '../../../lib/scanner/udpscan'
+import { scanUdp, type UdpScanHost } from '../../../lib/scanner/udpscan'
 import { buildUdpRegistry, UDP_PROBES, type UdpRegistry } from '../../../lib/scanner/probes/udp/index'
 import { daemonUnavailable, startDaemon, type DaemonContext } from '../../support/debian-daemon'
 import { loopbackAddress } from '../../support/loopback'
@@ -25,7 +25,7 @@ function answers (name: string): (c: DaemonContext) => Promise<boolean> {
   }
 }
 
-async function scanOne (name: string, host: string, port: number): Promise<ReturnType<typeof scanUdp> extends Promise<infer R> ? R[number] : never> {
+async function scanOne (name: string, host: string, port: number): Promise<UdpScanHost> {
   const [r] = await scanUdp({ hosts: [host], ports: [port], registry: registryFor(name, port) })
   return r
 }
