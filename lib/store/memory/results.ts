@@ -307,6 +307,16 @@ export class MemoryResultsStore implements ResultsStore {
     return counts
   }
 
+  private readonly texts = new Map<string, string>()
+
+  private sharedText (text: string): string {
+    const known = this.texts.get(text)
+    if (known !== undefined) return known
+    if (this.texts.size >= PORTS_MAX) this.texts.clear()
+    this.texts.set(text, text)
+    return text
+  }
+
   private sharedScanPort (p: ScanPort): ScanPort {
     const key = JSON.stringify(p)
     const known = this.scanPorts.get(key)
@@ -323,6 +333,9 @@ export class MemoryResultsStore implements ResultsStore {
     const prev = hosts.get(address)
     const head = mergeScanHead(prev?.head ?? null, write)
     head.ports = head.ports.map((p) => this.sharedScanPort(p))
+    // Hosts of one scan mostly cover and settle the same ports: one copy of each range text.
+    head.scanned = this.sharedText(head.scanned)
+    head.settled = this.sharedText(head.settled)
     let slots = observed
     if (prev !== undefined && prev.slots.length > 0) {
       const speaks = speaksFor(write)
