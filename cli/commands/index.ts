@@ -4,6 +4,7 @@ import audit from './audit'
 import cancel from './cancel'
 import cve from './cve'
 import decide from './decide'
+import diff from './diff'
 import health from './health'
 import host from './host'
 import hosts from './hosts'
@@ -13,4 +14,4 @@ import scans from './scans'
 import status from './status'
 import vulns from './vulns'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, vulns, decide, cve, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, hosts, host, vulns, decide, cve, keys, audit, health]
