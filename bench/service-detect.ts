@@ -83,7 +83,7 @@ export function parseNmapXml (xml: string): NmapService[] {
       entry.version = attr(svc, 'version')
       entry.extraInfo = attr(svc, 'extrainfo')
       // A name ending in '?' is nmap's guess from the port number, not a detection.
-      if (entry.name?.endsWith('?') || attr(svc, 'method') === 'table') entry.name = undefined
+      if (entry.name?.endsWith('?') || entry.name === 'unknown' || attr(svc, 'method') === 'table') entry.name = undefined
     }
     out.push(entry)
   }
@@ -264,7 +264,9 @@ export function nmapRight (nmap: NmapService, truth: WireTruth, want: string | u
     ? text.includes(truth.product.toLowerCase().split(' ')[0])
     : text.includes(truth.service) || (truth.service === 'xmpp' && text.includes('jabber'))
   if (!named) return false
-  return versionIs(nmap.version?.split(' ')[0], want)
+  // nmap puts some versions in the service name ("mosquitto version 2.0.11") and some with packaging after a space.
+  const version = nmap.version ?? / version (\S+)/.exec(nmap.name ?? '')?.[1]
+  return versionIs(version?.split(' ')[0], want)
 }
 
 export function judge (ours: ServiceInfo, nmap: NmapService, truth: WireTruth, want: string | undefined): { agreement: Agreement, note?: string, oursRight: boolean, nmapRight: boolean, verdict: Verdict } {
@@ -399,11 +401,11 @@ function cell (s: { service?: string, name?: string, product?: string, version?:
 }
 
 export function printLab (r: LabResult): void {
-  const table = [['port', 'daemon', 'own version', 'wire shows', 'ours', 'nmap -sV', 'agreement']]
+  const table = [['port', 'daemon', 'own version', 'wire shows', 'ours', 'ours ms', 'nmap -sV', 'agreement']]
   for (const row of r.rows) {
     table.push([String(row.port), row.label, `${row.ownVersion}${row.ownVersionFrom === 'dpkg' ? ' (dpkg)' : ''}`,
       cell({ service: row.wire.service, product: row.wire.product, version: row.wire.version ?? '(none)' }),
-      cell(row.ours) + (row.ours.versionPrefix ? ' (prefix)' : ''), cell(row.nmap),
+      cell(row.ours) + (row.ours.versionPrefix ? ' (prefix)' : ''), row.oursMs.toFixed(0), cell(row.nmap),
       row.verdict + (row.oursRight ? '' : ' (ours off the wire)') + (row.nmapRight ? '' : ' (nmap off the wire)')])
   }
   const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)))
