@@ -17,7 +17,7 @@ import os from 'node:os'
 import { detectService } from '../lib/scanner/detect'
 import type { ServiceInfo } from '../lib/scanner/types'
 import { availableLab, expectedVersion, oursRight, selfVersion, upstream, versionIs, type LabDaemon, type WireTruth } from './support/detect-lab'
-import type { RunningDaemon } from './support/debian-daemon'
+import { stopAllDaemons, type RunningDaemon } from './support/debian-daemon'
 
 export const DEFAULT_PORTS = [1883, 3306, 4222, 4369, 5432, 5672, 6379, 25672]
 
@@ -284,14 +284,10 @@ export function judge (ours: ServiceInfo, nmap: NmapService, truth: WireTruth, w
   return { agreement, note, oursRight: o, nmapRight: n, verdict }
 }
 
-/** Daemons of the lab running now: stopped by the run itself, or by stopLab on a signal. */
-const running = new Set<RunningDaemon>()
-
+/** Stop nmap and every daemon of the lab, those still starting included (the end of a run, or Ctrl-C). */
 export async function stopLab (): Promise<void> {
   nmapChild?.kill('SIGTERM')
-  const all = [...running]
-  running.clear()
-  await Promise.allSettled(all.map(async (d) => await d.stop()))
+  await stopAllDaemons()
 }
 
 async function startAll (daemons: LabDaemon[], concurrency: number): Promise<{ up: Array<{ d: LabDaemon, r: RunningDaemon }>, failed: LabResult['failed'] }> {
@@ -301,9 +297,7 @@ async function startAll (daemons: LabDaemon[], concurrency: number): Promise<{ u
   await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
     for (let d = queue.shift(); d; d = queue.shift()) {
       try {
-        const r = await d.start()
-        running.add(r)
-        up.push({ d, r })
+        up.push({ d, r: await d.start() })
       } catch (err) {
         failed.push({ name: d.name, error: (err as Error).message.slice(0, 500) })
       }
@@ -450,7 +444,9 @@ function argValue (name: string): string | undefined {
 if (require.main === module) {
   const level = argValue('--level') === 'light' ? 'light' : 'full'
   const json = process.argv.includes('--json')
+  let stopping = false
   const fail = (err: Error): void => {
+    if (stopping) return
     process.stderr.write(`service-detect bench failed: ${err.message}\n`)
     process.exitCode = 1
   }
@@ -458,6 +454,7 @@ if (require.main === module) {
     // Ctrl-C or a kill stops every daemon of the lab (and nmap) before the bench exits.
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.once(signal, () => {
+        stopping = true
         process.stderr.write(`${signal}: stopping the lab\n`)
         stopLab().finally(() => process.exit(130))
       })

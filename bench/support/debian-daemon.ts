@@ -70,6 +70,14 @@ export function packageVersion (pkg: string): string {
   return q.status === 0 ? q.stdout.trim() : ''
 }
 
+/** How to stop each daemon this process has spawned and not yet stopped, those still starting included. */
+const live = new Set<() => Promise<void>>()
+
+/** Stop every daemon this process started and has not stopped (a bench interrupted by Ctrl-C). */
+export async function stopAllDaemons (): Promise<void> {
+  await Promise.allSettled([...live].map(async (stop) => await stop()))
+}
+
 export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `vulnscan-${path.basename(spec.binary)}-`))
   const host = loopbackAddress()
@@ -87,6 +95,7 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
   const stop = async (): Promise<void> => {
+    live.delete(stop)
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
@@ -96,6 +105,7 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
     }
     await rm(dir, { recursive: true, force: true })
   }
+  live.add(stop)
   const deadline = Date.now() + (spec.startMs ?? 10_000)
   try {
     for (;;) {
@@ -134,8 +144,10 @@ export async function startInetd (spec: { pkg: string, binary: string, args?: st
   })
   const port = (server.address() as net.AddressInfo).port
   const stop = async (): Promise<void> => {
+    live.delete(stop)
     for (const c of children) c.kill()
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
+  live.add(stop)
   return { host, port, dir: '', packageVersion: packageVersion(spec.pkg), log: () => log, stop }
 }
