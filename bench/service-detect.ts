@@ -246,7 +246,7 @@ export interface LabResult {
     nmapNamed: number
     /** Of those, the ports where ours is the same or better. */
     sameOrBetter: number
-    /** Ports where nmap names something and ours is worse, or we name nothing. */
+    /** Ports where ours is worse than nmap's, or where both miss the wire and disagree. */
     worse: number
     /** Ports where we give a version although the wire shows none. */
     versionsWithoutWire: number
@@ -277,9 +277,8 @@ export function judge (ours: ServiceInfo, nmap: NmapService, truth: WireTruth, w
   if (o && !n) verdict = 'better'
   else if (!o && n) verdict = 'worse'
   else if (o && n) verdict = 'same'
+  // Neither says what the wire shows: naming the wrong thing is no better than naming nothing.
   else if (agreement === 'agree' || agreement === 'both-unnamed') verdict = 'same'
-  else if (agreement === 'we-unnamed') verdict = 'worse'
-  else if (agreement === 'nmap-unnamed') verdict = 'better'
   else verdict = 'differ'
   return { agreement, note, oursRight: o, nmapRight: n, verdict }
 }

@@ -36,6 +36,8 @@ test('judged by what the wire shows', async (t) => {
   t.match(judge({ ...haproxy, version: '2.6.12', cpe: [] }, web, { ...haproxy, version: 'none' }, undefined), { oursRight: false },
     'a version where the wire shows none is wrong, even if true of the daemon')
   t.match(judge({ service: 'unknown', cpe: [] }, web, { ...haproxy, version: 'none' }, undefined), { verdict: 'same', agreement: 'both-unnamed' })
+  t.match(judge({ service: 'http', product: 'nginx', cpe: [] }, web, { ...haproxy, version: 'none' }, undefined), { agreement: 'nmap-unnamed', verdict: 'differ' },
+    'a wrong name is not better than none')
 
   const slapd = { service: 'ldap', product: 'OpenLDAP' }
   t.match(judge({ ...slapd, cpe: [] }, { port: 389, name: 'ldap', product: 'OpenLDAP', version: '2.2.X - 2.3.X' }, { ...slapd, version: 'none' }, undefined),

@@ -3,7 +3,7 @@
 
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
-import { caddy, cupsd, etcd, haproxy, jetty, lighttpd, nginx, prometheus, squid, tinyproxy, tomcat, varnish } from '../../../../bench/support/daemon-specs'
+import { caddy, cupsd, etcd, haproxy, jetty, lighttpd, nginx, prometheus, squid, tinyproxy, tomcat, varnish, neighbourPort } from '../../../../bench/support/daemon-specs'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
 /** The upstream part of a Debian package version: `1:2.4.2-3+deb12u9` -> `2.4.2`. */
@@ -43,7 +43,7 @@ test('HAProxy: the product from its error page, the version only where its stati
   const web = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(web, { service: 'http', product: 'HAProxy' })
   t.equal(web.version, undefined, 'the error page shows no version')
-  const stats = await detectService({ host: d.host, port: d.port + 1 <= 65535 ? d.port + 1 : d.port - 1, level: 'light' })
+  const stats = await detectService({ host: d.host, port: neighbourPort(d.port), level: 'light' })
   t.match(stats, { service: 'http', product: 'HAProxy', version: upstream(d.packageVersion) })
 })
 

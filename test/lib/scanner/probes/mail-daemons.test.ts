@@ -2,18 +2,17 @@
 
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
-import { dovecot, exim } from '../../../../bench/support/daemon-specs'
+import { dovecot, exim, neighbourPort } from '../../../../bench/support/daemon-specs'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
 test('Dovecot IMAP and POP3: product and distribution, no version (the greeting shows none), STARTTLS at full level', { skip: daemonUnavailable('/usr/sbin/dovecot', 'dovecot-imapd') }, async (t) => {
-  const other = (port: number): number => port < 65535 ? port + 1 : port - 1
   const d = await startDaemon(dovecot())
   t.teardown(d.stop)
   const imap = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(imap, { service: 'imap', product: 'Dovecot', distro: 'Debian' })
   t.equal(imap.version, undefined)
   t.same(imap.cpe, ['cpe:2.3:a:dovecot:dovecot:*:*:*:*:*:*:*:*'])
-  const pop3 = await detectService({ host: d.host, port: other(d.port), level: 'light' })
+  const pop3 = await detectService({ host: d.host, port: neighbourPort(d.port), level: 'light' })
   t.match(pop3, { service: 'pop3', product: 'Dovecot', distro: 'Debian' })
   const full = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(full, { service: 'imap', product: 'Dovecot', extraInfo: /STARTTLS/ })
