@@ -628,6 +628,21 @@ export interface components {
              * @example 22,80,443,8000-8100
              */
             ports?: string;
+            /**
+             * @description Also scan UDP: the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)
+             * @default false
+             */
+            udp?: boolean;
+            /**
+             * @description UDP ports to scan instead of the template's; implies `udp` unless it is false
+             * @example 53,123,161
+             */
+            udpPorts?: string;
+            /**
+             * @description Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)
+             * @default true
+             */
+            discovery?: boolean;
         };
         /**
          * @example {
@@ -678,7 +693,10 @@ export interface components {
         ScanSummary: {
             hostsUp: number;
             hostsDown: number;
+            /** @description Open TCP and UDP ports */
             openPorts: number;
+            /** @description Of those, UDP ports that answered (present when the scan covered UDP) */
+            openUdpPorts?: number;
             findings: {
                 critical: number;
                 high: number;
@@ -702,6 +720,12 @@ export interface components {
             targets: components["schemas"]["Target"][];
             template: string;
             ports?: string;
+            /** @description Whether UDP was asked for (absent: no) */
+            udp?: boolean;
+            /** @description The UDP ports asked for instead of the template's */
+            udpPorts?: string;
+            /** @description false when host discovery was switched off */
+            discovery?: boolean;
             priority: number;
             /** Format: date-time */
             createdAt: string;
@@ -732,9 +756,13 @@ export interface components {
         };
         HostPort: {
             port: number;
-            /** @enum {string} */
-            protocol: "tcp";
-            state: "open" | "closed" | "filtered";
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
+            /** @description open|filtered: a UDP port that neither answered nor was refused */
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -754,7 +782,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPort"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;
@@ -763,10 +791,13 @@ export interface components {
         };
         HostPortBrief: {
             port: number;
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             /** @enum {string} */
-            protocol: "tcp";
-            /** @enum {string} */
-            state: "open" | "closed" | "filtered";
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -781,7 +812,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPortBrief"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;
@@ -836,9 +867,14 @@ export interface components {
             id: string;
             address: string;
             port: number;
+            /**
+             * @description The CVE id, or for a finding of vulnscan's own exposure checks (source `vulnscan`) the check's id, e.g. `VULNSCAN-REDIS-NOAUTH`
+             * @example CVE-2023-28531
+             * @example VULNSCAN-REDIS-NOAUTH
+             */
             cveId: string;
             /**
-             * @description `unknown` when the CVE has no CVSS score yet
+             * @description `unknown` when the CVE has no CVSS score yet; for an exposure check, the severity the check sets (its reason is in `reason`)
              * @enum {string}
              */
             severity: "critical" | "high" | "medium" | "low" | "none" | "unknown";
@@ -863,10 +899,10 @@ export interface components {
             /** @description Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)` */
             reason: string;
             /**
-             * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker)
+             * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker), vulnscan (one of vulnscan's own exposure checks: `GET /vulnerability/check` lists them)
              * @enum {string}
              */
-            source: "nvd" | "cna" | "adp" | "distribution";
+            source: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
             /** @description The exact rule of that source that decided it */
             rule: string;
             /**
@@ -887,6 +923,8 @@ export interface components {
             evidence: string;
             /** @description Platform CPEs the NVD configuration also requires (not visible to a scan) */
             requiresPlatform: string[];
+            /** @description What to do about it, one line (exposure checks set it; absent on CVE findings) */
+            remediation?: string;
             /**
              * @description open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates
              * @enum {string}
@@ -3592,7 +3630,7 @@ export interface operations {
                 minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
-                /** @description Only findings of this CVE */
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
@@ -3686,7 +3724,7 @@ export interface operations {
                 minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
-                /** @description Only findings of this CVE */
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";

@@ -17,12 +17,24 @@ export type DetectionLevel = 'none' | 'light' | 'full'
 export interface Template {
   name: TemplateName
   ports: number[]
+  /** UDP ports scanned when `udp` is set (the template's default list, or the scan's own). */
+  udpPorts: number[]
+  /** Whether the scan covers UDP too (off by default: silent UDP ports cost retries and timeouts). */
+  udp: boolean
   detection: DetectionLevel
   /** Whether detected products are matched against the NVD index. */
   nvd: boolean
+  /**
+   * Whether the exposure checks (lib/scanner/checks/catalogue.ts) run on the detected services. Some log in or
+   * read data to prove an exposure (read-only): a template without them never does.
+   */
+  checks: boolean
 }
 
-export type PortState = 'open' | 'closed' | 'filtered'
+/** `open|filtered`: a UDP port that neither answered nor was refused (a firewall, or a server that ignored the request). */
+export type PortState = 'open' | 'closed' | 'filtered' | 'open|filtered'
+
+export type Transport = 'tcp' | 'udp'
 
 export interface TlsInfo {
   protocol?: string
@@ -54,11 +66,21 @@ export interface ServiceInfo {
   tls?: TlsInfo
 }
 
+/** An exposure an exposure check proved on a port: the check's catalogue id and what the server said. */
+export interface PortExposure {
+  check: string
+  evidence: string
+}
+
 export interface PortResult {
   port: number
-  protocol: 'tcp'
+  protocol: Transport
   state: PortState
   service?: ServiceInfo
+  /** What the exposure checks proved (when the template runs them). */
+  exposures?: PortExposure[]
+  /** The exposure checks ran and every one reached a conclusion: a check not in `exposures` found nothing. */
+  checked?: boolean
 }
 
 export interface HostResult {

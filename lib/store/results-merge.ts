@@ -27,6 +27,11 @@ export function isHiddenByDefault (status: FindingStatus): boolean {
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
+/** A finding of one of vulnscan's own exposure checks (settled by `settledChecks`), not of a CVE. */
+export function isCheckFinding (f: Pick<NewFinding, 'source'>): boolean {
+  return f.source === 'vulnscan'
+}
+
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
   return findingDigest(address, port, cveId).slice(0, 24)
@@ -53,7 +58,7 @@ function minIso (a: string, b: string): string {
 // Records are built field by field in a fixed order so that the same state always has the same JSON: that is
 // what lets a backend tell a changed record from an unchanged one, and keeps repeated writes idempotent.
 function hostPortOf (p: HostScanWrite['host']['ports'][number]): HostPort {
-  const out: HostPort = { port: p.port, protocol: 'tcp', state: p.state }
+  const out: HostPort = { port: p.port, protocol: p.protocol === 'udp' ? 'udp' : 'tcp', state: p.state }
   const s = p.service
   if (s) {
     out.service = s.service
@@ -113,6 +118,7 @@ export function findingRecord (f: FindingRecord): FindingRecord {
     confidenceNote: f.confidenceNote,
     evidence: bounded(f.evidence),
     requiresPlatform: f.requiresPlatform,
+    ...(f.remediation !== undefined ? { remediation: bounded(f.remediation) } : {}),
     status: f.status,
     firstSeen: f.firstSeen,
     lastSeen: f.lastSeen,
@@ -187,8 +193,9 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const settled = new Set(write.settledPorts)
+  const settledChecks = new Set(write.settledChecks ?? [])
   for (const [id, f] of byId) {
-    if (seen.has(id) || !settled.has(f.port)) continue
+    if (seen.has(id) || !(isCheckFinding(f) ? settledChecks : settled).has(f.port)) continue
     if (!SETTLEABLE.has(f.status)) continue
     if (Date.parse(f.lastSeen) > Date.parse(at)) continue
     byId.set(id, { ...f, status: 'fixed', fixedAt: at })
@@ -206,11 +213,14 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
 export function mergeHostRecord (existing: HostRecord | null, write: HostScanWrite, address: string, tallies: { findingsCount: number, maxSeverity: string | null }): HostRecord {
   const at = write.at
   const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
-  const scanned = new Set(write.scannedPorts)
+  // A port is its number and its transport: a UDP scan replaces UDP ports only, a TCP scan TCP ports only.
+  const key = (proto: string | undefined, port: number): string => proto === 'udp' ? `u${port}` : `t${port}`
+  const scanned = new Set([...write.scannedPorts.map((p) => key('tcp', p)), ...(write.scannedUdpPorts ?? []).map((p) => key('udp', p))])
   const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
-  const freshPorts = new Set(fresh.map((p) => p.port))
-  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
-  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
+  const freshPorts = new Set(fresh.map((p) => key(p.protocol, p.port)))
+  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(key(p.protocol, p.port)) && !freshPorts.has(key(p.protocol, p.port)))
+  // TCP before UDP on one number.
+  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port || (a.protocol === b.protocol ? 0 : a.protocol === 'udp' ? 1 : -1))
 
   const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
   const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
@@ -281,7 +291,8 @@ export function hostSearchText (h: HostRecord): string {
 export function hostFacets (h: HostRecord): { ports: number[], services: string[], products: string[] } {
   const open = h.ports.filter((p) => p.state === 'open')
   return {
-    ports: [...new Set(open.map((p) => p.port))],
+    // The `port` filter is documented as a TCP port.
+    ports: [...new Set(open.filter((p) => p.protocol !== 'udp').map((p) => p.port))],
     services: [...new Set(open.map((p) => p.service?.toLowerCase()).filter((s): s is string => !!s))],
     products: [...new Set(open.map((p) => p.product?.toLowerCase()).filter((s): s is string => !!s))]
   }
