@@ -74,10 +74,10 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
   const where = uri.slice('tcp://'.length)
   const fix = remediation(f)
   const seen = `${f.product}${f.version !== null ? ` ${f.version}` : ''}`
-  // A finding no longer standing (fixed) is a rule that passed; a user's decision is a suppression, which
-  // viewers show apart from open results.
+  // A finding no longer standing (fixed) is a rule that passed. A user's decision (accepted, false positive) is
+  // in the properties, not a SARIF suppression: 2.1.0's committee schema names the suppression's status `state`
+  // and the final standard `status`, so either form fails one of the two schemas viewers validate against.
   const fails = f.status !== 'fixed'
-  const suppressed = f.status === 'accepted' || f.status === 'false_positive'
   return {
     ruleId: f.cveId,
     ruleIndex,
@@ -91,11 +91,11 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
     // The finding id is stable across scans (address, port and CVE): viewers match results between runs on it.
     fingerprints: { 'vulnscan/finding/v1': f.id },
     partialFingerprints: { primaryLocationLineHash: f.id },
-    ...(suppressed ? { suppressions: [{ kind: 'external', status: 'accepted', justification: `${f.status === 'accepted' ? 'Accepted risk' : 'False positive'}${f.comment !== null ? `: ${f.comment}` : ''}` }] } : {}),
     properties: {
       findingId: f.id,
       status: f.status,
       standing: standing(f.status),
+      comment: f.comment,
       confidence: f.confidence,
       confidenceNote: f.confidenceNote,
       source: f.source,
