@@ -9,9 +9,10 @@ import health from './health'
 import host from './host'
 import hosts from './hosts'
 import keys from './keys'
+import report from './report'
 import scan from './scan'
 import scans from './scans'
 import status from './status'
 import vulns from './vulns'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, hosts, host, vulns, decide, cve, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, vulns, decide, cve, keys, audit, health]
