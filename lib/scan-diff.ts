@@ -5,6 +5,7 @@ import { addressSortKey } from './addresses'
 import { portSet } from './store/port-ranges'
 import { SEVERITY_RANK } from './store/results-merge'
 import type { ScanFindingRef, ScanHostRecord, ScanPort } from './store/results-types'
+import type { Transport } from './scanner/types'
 
 export interface DiffFinding extends ScanFindingRef {
   address: string
@@ -16,6 +17,7 @@ export interface DiffFinding extends ScanFindingRef {
 export interface DiffPort {
   address: string
   port: number
+  protocol: Transport
   service?: string
   product?: string
   version?: string
@@ -30,14 +32,17 @@ export interface ServiceVersion {
 export interface ServiceChange {
   address: string
   port: number
+  protocol: Transport
   before: ServiceVersion
   after: ServiceVersion
 }
 
 export interface DiffHost {
   address: string
-  /** Open ports: as this scan saw them for a host that appeared, as the other scan did for one that went down. */
+  /** Open TCP ports: as this scan saw them for a host that appeared, as the other scan did for one that went down. */
   openPorts: number[]
+  /** Likewise the open UDP ports, when there are any. */
+  openUdpPorts?: number[]
 }
 
 export interface ScanDiff {
@@ -55,27 +60,49 @@ function serviceOf (p: ScanPort | undefined): ServiceVersion {
   return out
 }
 
+function protocolOf (p: { protocol?: string }): Transport {
+  return p.protocol === 'udp' ? 'udp' : 'tcp'
+}
+
+/** A port's key: its number and transport (TCP 53 and UDP 53 are two ports). */
+function keyOf (p: { port: number, protocol?: string }): string {
+  return `${p.port}/${protocolOf(p)}`
+}
+
 function diffPort (address: string, p: ScanPort): DiffPort {
-  return { address, port: p.port, ...serviceOf(p) }
+  return { address, port: p.port, protocol: protocolOf(p), ...serviceOf(p) }
 }
 
 function diffFinding (host: ScanHostRecord, f: ScanFindingRef): DiffFinding {
-  const p = host.ports.find((x) => x.port === f.port)
+  const p = host.ports.find((x) => x.port === f.port && protocolOf(x) === f.protocol)
   const out: DiffFinding = { ...f, address: host.address }
   if (p?.product !== undefined) out.product = p.product
   if (p?.version !== undefined) out.version = p.version
   return out
 }
 
-function openPorts (h: ScanHostRecord): Map<number, ScanPort> {
-  return new Map(h.ports.filter((p) => p.state === 'open').map((p) => [p.port, p]))
+function openPorts (h: ScanHostRecord): Map<string, ScanPort> {
+  return new Map(h.ports.filter((p) => p.state === 'open').map((p) => [keyOf(p), p]))
+}
+
+/** Whether a snapshot's range texts (covered, or settled) hold a port of either transport. */
+function inRanges (tcp: string, udp: string | undefined): (p: { port: number, protocol?: string }) => boolean {
+  const t = portSet(tcp)
+  const u = portSet(udp ?? '')
+  return (p) => protocolOf(p) === 'udp' ? u.has(p.port) : t.has(p.port)
+}
+
+function diffHost (address: string, open: Map<string, ScanPort>): DiffHost {
+  const ports = [...open.values()]
+  const udp = ports.filter((p) => p.protocol === 'udp').map((p) => p.port)
+  return { address, openPorts: ports.filter((p) => p.protocol !== 'udp').map((p) => p.port), ...(udp.length > 0 ? { openUdpPorts: udp } : {}) }
 }
 
 /** Most severe first (by severity, then CVSS, a missing score last), then by address, port and CVE. */
 function compareFindings (keys: Map<string, string>): (a: DiffFinding, b: DiffFinding) => number {
   return (a, b) => (SEVERITY_RANK[b.severity] ?? -1) - (SEVERITY_RANK[a.severity] ?? -1) ||
     (b.cvss ?? -1) - (a.cvss ?? -1) ||
-    compareText(keys.get(a.address)!, keys.get(b.address)!) || a.port - b.port || compareText(a.cveId, b.cveId)
+    compareText(keys.get(a.address)!, keys.get(b.address)!) || a.port - b.port || compareText(a.protocol, b.protocol) || compareText(a.cveId, b.cveId)
 }
 
 function compareText (a: string, b: string): number {
@@ -100,41 +127,41 @@ export function diffScans (current: ScanHostRecord[], other: ScanHostRecord[]): 
     for (const f of now.findings) (seenThen.has(f.id) ? out.findings.unchanged : out.findings.new).push(diffFinding(now, f))
     if (then !== undefined) {
       const seenNow = new Set(now.findings.map((f) => f.id))
-      const settled = portSet(now.settled)
-      for (const f of then.findings) if (!seenNow.has(f.id) && settled.has(f.port)) out.findings.fixed.push(diffFinding(then, f))
+      const settled = inRanges(now.settled, now.settledUdp)
+      for (const f of then.findings) if (!seenNow.has(f.id) && settled(f)) out.findings.fixed.push(diffFinding(then, f))
     }
 
     const openNow = openPorts(now)
     if (now.up && then?.up !== true) {
-      out.hosts.appeared.push({ address: now.address, openPorts: [...openNow.keys()] })
+      out.hosts.appeared.push(diffHost(now.address, openNow))
       continue
     }
     if (then === undefined) continue
     const openThen = openPorts(then)
     if (then.up && !now.up) {
-      out.hosts.down.push({ address: now.address, openPorts: [...openThen.keys()] })
+      out.hosts.down.push(diffHost(now.address, openThen))
       continue
     }
     if (!now.up) continue
-    const coveredThen = portSet(then.scanned)
-    const coveredNow = portSet(now.scanned)
-    for (const [port, p] of openNow) {
-      const was = openThen.get(port)
+    const coveredThen = inRanges(then.scanned, then.scannedUdp)
+    const coveredNow = inRanges(now.scanned, now.scannedUdp)
+    for (const [key, p] of openNow) {
+      const was = openThen.get(key)
       if (was === undefined) {
-        if (coveredThen.has(port)) out.ports.opened.push(diffPort(now.address, p))
+        if (coveredThen(p)) out.ports.opened.push(diffPort(now.address, p))
       } else if (was.service !== p.service || was.product !== p.product || was.version !== p.version) {
-        out.services.changed.push({ address: now.address, port, before: serviceOf(was), after: serviceOf(p) })
+        out.services.changed.push({ address: now.address, port: p.port, protocol: protocolOf(p), before: serviceOf(was), after: serviceOf(p) })
       }
     }
-    for (const [port, p] of openThen) if (!openNow.has(port) && coveredNow.has(port)) out.ports.closed.push(diffPort(now.address, p))
+    for (const [key, p] of openThen) if (!openNow.has(key) && coveredNow(p)) out.ports.closed.push(diffPort(now.address, p))
   }
 
   const byFinding = compareFindings(keys)
   out.findings.new.sort(byFinding)
   out.findings.fixed.sort(byFinding)
   out.findings.unchanged.sort(byFinding)
-  const byPort = (a: { address: string, port: number }, b: { address: string, port: number }): number =>
-    compareText(keys.get(a.address)!, keys.get(b.address)!) || a.port - b.port
+  const byPort = (a: { address: string, port: number, protocol: Transport }, b: { address: string, port: number, protocol: Transport }): number =>
+    compareText(keys.get(a.address)!, keys.get(b.address)!) || a.port - b.port || compareText(a.protocol, b.protocol)
   out.ports.opened.sort(byPort)
   out.ports.closed.sort(byPort)
   out.services.changed.sort(byPort)

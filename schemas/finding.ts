@@ -36,9 +36,10 @@ export const DistributionEvidenceSchema = Type.Object({
 }, { $id: 'DistributionEvidence', description: 'The distribution package the banner shows and what its security tracker says of this CVE' })
 
 export const FindingSchema = Type.Object({
-  id: Type.String({ description: 'Stable id from address, port and CVE: the same finding in every scan' }),
+  id: Type.String({ description: 'Stable id from address, port, protocol and CVE: the same finding in every scan (a UDP service and a TCP one on the same port number are two findings)' }),
   address: Type.String(),
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  protocol: StringEnum(['tcp', 'udp'], { description: 'The transport of the port: tcp, or udp for a service found by a UDP scan' }),
   cveId: Type.String({ description: 'The CVE id, or for a finding of vulnscan\'s own exposure checks (source `vulnscan`) the check\'s id, e.g. `VULNSCAN-REDIS-NOAUTH`', examples: ['CVE-2023-28531', 'VULNSCAN-REDIS-NOAUTH'] }),
   severity: StringEnum(SEVERITIES, { description: '`unknown` when the CVE has no CVSS score yet; for an exposure check, the severity the check sets (its reason is in `reason`)' }),
   cvss: Type.Union([Type.Number({ minimum: 0, maximum: 10 }), Type.Null()], { description: 'Base score; null when none exists (never 0 for missing)' }),

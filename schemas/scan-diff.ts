@@ -7,6 +7,7 @@ const STATUSES = [...FINDING_STATUSES]
 
 const ADDRESS = Type.String({ description: 'The host\'s IP address' })
 const PORT = Type.Integer({ minimum: 1, maximum: 65535 })
+const PROTOCOL = StringEnum(['tcp', 'udp'], { description: 'The port\'s transport: TCP 53 and UDP 53 are two ports' })
 
 /** The scan id pattern of POST /app/scan, for a query parameter that names a scan. */
 export const ScanIdProperty = { minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' }
@@ -23,6 +24,7 @@ export const DiffFindingSchema = Type.Object({
   id: Type.String({ description: 'Finding id (GET /vulnerability/finding/{id} … and PATCH decide it)' }),
   address: ADDRESS,
   port: PORT,
+  protocol: PROTOCOL,
   cveId: Type.String(),
   severity: StringEnum(SEVERITIES),
   cvss: Type.Union([Type.Number(), Type.Null()], { description: 'null when the CVE has no CVSS score (never 0 for a missing one)' }),
@@ -31,18 +33,20 @@ export const DiffFindingSchema = Type.Object({
   version: Type.Optional(Type.String())
 }, { $id: 'DiffFinding', additionalProperties: false })
 
-export const DiffPortSchema = Type.Object({ address: ADDRESS, port: PORT, ...serviceFields }, { $id: 'DiffPort', additionalProperties: false })
+export const DiffPortSchema = Type.Object({ address: ADDRESS, port: PORT, protocol: PROTOCOL, ...serviceFields }, { $id: 'DiffPort', additionalProperties: false })
 
 export const ServiceChangeSchema = Type.Object({
   address: ADDRESS,
   port: PORT,
+  protocol: PROTOCOL,
   before: ref(ServiceVersionSchema),
   after: ref(ServiceVersionSchema)
 }, { $id: 'ServiceChange', additionalProperties: false })
 
 export const DiffHostSchema = Type.Object({
   address: ADDRESS,
-  openPorts: Type.Array(PORT, { description: 'Open ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down' })
+  openPorts: Type.Array(PORT, { description: 'Open TCP ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down' }),
+  openUdpPorts: Type.Optional(Type.Array(PORT, { description: 'Likewise the open UDP ports; absent when there are none' }))
 }, { $id: 'DiffHost', additionalProperties: false })
 
 const count = (description: string): ReturnType<typeof Type.Integer> => Type.Integer({ minimum: 0, description })

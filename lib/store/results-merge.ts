@@ -4,6 +4,7 @@
 import { hash } from 'node:crypto'
 import { addressSortKey } from '../addresses'
 import type { HostRecord, HostPort } from './types'
+import type { Transport } from '../scanner/types'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
@@ -32,15 +33,48 @@ export function isCheckFinding (f: Pick<NewFinding, 'source'>): boolean {
   return f.source === 'vulnscan'
 }
 
-/** Stable id of the finding of one CVE on one host and port, the same in every scan. */
-export function findingId (address: string, port: number, cveId: string): string {
-  return findingDigest(address, port, cveId).slice(0, 24)
+/**
+ * Stable id of the finding of one CVE on one host and port, the same in every scan. A UDP port's findings have
+ * the protocol in the id's input; a TCP port's input has none, as before UDP was scanned, so stored TCP findings
+ * (and the decisions on them) keep their ids.
+ */
+export function findingId (address: string, port: number, cveId: string, protocol?: Transport): string {
+  return findingDigest(address, port, cveId, protocol).slice(0, 24)
 }
 
 /** The hex digest whose first 24 digits are findingId, for a store that keeps ids as numbers. */
-export function findingDigest (address: string, port: number, cveId: string): string {
+export function findingDigest (address: string, port: number, cveId: string, protocol?: Transport): string {
   // One call, no Hash object (and its native context) per id.
-  return hash('sha256', `${address}|${port}|${cveId.toUpperCase()}`, 'hex')
+  return hash('sha256', protocol === 'udp' ? `${address}|${port}/udp|${cveId.toUpperCase()}` : `${address}|${port}|${cveId.toUpperCase()}`, 'hex')
+}
+
+/** The protocol of a finding or port: absent means TCP (records from before UDP scanning). */
+export function protocolOf (x: { protocol?: string }): Transport {
+  return x.protocol === 'udp' ? 'udp' : 'tcp'
+}
+
+/**
+ * The settling sets of a write, per protocol: whether the write settles a finding of `f`'s kind (CVE or exposure
+ * check) and transport on its port. A TCP settlement never reaches a UDP finding on the same number, nor the reverse.
+ */
+export function settlesOf (write: HostScanWrite): (f: Pick<NewFinding, 'port' | 'protocol' | 'source'>) => boolean {
+  const sets = {
+    tcp: new Set(write.settledPorts),
+    udp: new Set(write.settledUdpPorts ?? []),
+    tcpChecks: new Set(write.settledChecks ?? []),
+    udpChecks: new Set(write.settledUdpChecks ?? [])
+  }
+  return (f) => {
+    const udp = f.protocol === 'udp'
+    const set = isCheckFinding(f) ? (udp ? sets.udpChecks : sets.tcpChecks) : (udp ? sets.udp : sets.tcp)
+    return set.has(f.port)
+  }
+}
+
+/** Whether a write settles anything at all (a cheap test before a loop over the host's findings). */
+export function settlesAny (write: HostScanWrite): boolean {
+  return write.settledPorts.length > 0 || (write.settledUdpPorts?.length ?? 0) > 0 ||
+    (write.settledChecks?.length ?? 0) > 0 || (write.settledUdpChecks?.length ?? 0) > 0
 }
 
 function bounded (s: string): string {
@@ -92,11 +126,15 @@ function hostRecord (h: HostRecord): HostRecord {
   return out
 }
 
-export function findingRecord (f: FindingRecord): FindingRecord {
+/** A finding record as code builds it: the protocol may be left out for TCP. */
+export type FindingInput = Omit<FindingRecord, 'protocol'> & { protocol?: Transport }
+
+export function findingRecord (f: FindingInput): FindingRecord {
   return {
     id: f.id,
     address: f.address,
     port: f.port,
+    protocol: protocolOf(f),
     cveId: f.cveId,
     severity: f.severity,
     cvss: f.cvss,
@@ -162,7 +200,7 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   const counts = { newFindings: 0, fixed: 0, reopened: 0 }
   const seen = new Set<string>()
   for (const nf of write.findings) {
-    const id = findingId(address, nf.port, nf.cveId)
+    const id = findingId(address, nf.port, nf.cveId, nf.protocol)
     if (seen.has(id)) continue
     seen.add(id)
     const prev = byId.get(id)
@@ -192,10 +230,9 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
     }))
   }
 
-  const settled = new Set(write.settledPorts)
-  const settledChecks = new Set(write.settledChecks ?? [])
+  const settles = settlesOf(write)
   for (const [id, f] of byId) {
-    if (seen.has(id) || !(isCheckFinding(f) ? settledChecks : settled).has(f.port)) continue
+    if (seen.has(id) || !settles(f)) continue
     if (!SETTLEABLE.has(f.status)) continue
     if (Date.parse(f.lastSeen) > Date.parse(at)) continue
     byId.set(id, { ...f, status: 'fixed', fixedAt: at })
@@ -258,7 +295,7 @@ export function isSettleable (status: FindingStatus): boolean {
 }
 
 function fromNew (nf: NewFinding, address: string): NewFinding {
-  return { ...nf, address, cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
+  return { ...nf, address, protocol: protocolOf(nf), cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
 }
 
 /** The finding with new KEV and EPSS data, or null when nothing changes. */

@@ -1,6 +1,6 @@
 // Hosts and findings: what scans leave behind. One interface, two backends (Redis and in-memory).
 import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
-import type { HostResult } from '../scanner/types'
+import type { HostResult, Transport } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
 import type { HostRecord, Page } from './types'
 
@@ -49,6 +49,8 @@ export interface DistributionEvidence {
 export interface NewFinding {
   address: string
   port: number
+  /** The transport of the port: a UDP service and a TCP one on the same number are different findings. Absent: tcp. */
+  protocol?: Transport
   cveId: string
   severity: Severity | 'unknown'
   cvss: number | null
@@ -83,8 +85,9 @@ export interface NewFinding {
 }
 
 export interface FindingRecord extends NewFinding {
-  /** Stable id from address, port and CVE: the same finding in every scan. */
+  /** Stable id from address, port (and its protocol, for UDP) and CVE: the same finding in every scan. */
   id: string
+  protocol: Transport
   firstSeen: string
   lastSeen: string
   lastScanId: string
@@ -112,17 +115,23 @@ export interface HostScanWrite {
    * Ports whose product could not be checked against the NVD (or templates without NVD matching) are left out.
    */
   settledPorts: number[]
+  /** Likewise for findings on UDP ports: a TCP port's settling never touches a UDP finding on the same number, nor the reverse. */
+  settledUdpPorts?: number[]
   /**
    * Ports whose exposure-check findings (source `vulnscan`) this scan settles: the checks ran there to a conclusion,
    * or the port is closed now. Kept apart from `settledPorts`, which settles CVE findings only: a scan whose
    * template runs no checks, or a re-match of stored services, says nothing of exposures.
    */
   settledChecks?: number[]
+  /** Likewise for exposure-check findings on UDP ports. */
+  settledUdpChecks?: number[]
 }
 
 /** A port as one scan saw it: open or filtered, with what service detection named. */
 export interface ScanPort {
   port: number
+  /** Present for UDP ports only (absent: tcp), so that snapshots of TCP-only scans stay as they were. */
+  protocol?: 'udp'
   state: 'open' | 'filtered'
   service?: string
   product?: string
@@ -133,6 +142,7 @@ export interface ScanPort {
 export interface ScanFindingRef {
   id: string
   port: number
+  protocol: Transport
   cveId: string
   severity: NewFinding['severity']
   cvss: number | null
@@ -149,7 +159,11 @@ export interface ScanHostRecord {
   scanned: string
   /** Ports whose findings the scan settled (closed ones, and open ones matched against the vulnerability data). */
   settled: string
-  /** The open and filtered ports among those it covered, in port order. */
+  /** UDP ports the scan covered, as range text; absent when it covered none. */
+  scannedUdp?: string
+  /** UDP ports whose findings the scan settled; absent when none. */
+  settledUdp?: string
+  /** The open and filtered ports among those it covered, in port order (TCP before UDP on one number). */
   ports: ScanPort[]
   /** The findings it observed, in id order. */
   findings: ScanFindingRef[]

@@ -2,6 +2,7 @@
 // and scan diffs. Both results backends apply the same rules here and store the outcome their own way.
 import { addressSortKey } from '../addresses'
 import type { HostScanWrite, ScanHostRecord, ScanPort } from './results-types'
+import type { Transport } from '../scanner/types'
 import { portRanges, portSet, unionRanges } from './port-ranges'
 
 /** What a scan saw of a host, but its findings (each backend keeps those its own compact way). */
@@ -10,12 +11,19 @@ export interface ScanHostHead {
   at: string
   scanned: string
   settled: string
+  /** Present only when the scan covered (or settled) UDP ports: snapshots of TCP-only scans stay as they were. */
+  scannedUdp?: string
+  settledUdp?: string
   ports: ScanPort[]
 }
 
 function scanPortOf (p: HostScanWrite['host']['ports'][number]): ScanPort {
   // Built field by field in one order: the same snapshot always has the same JSON (an unchanged row is not rewritten).
-  const out: ScanPort = { port: p.port, state: p.state === 'filtered' ? 'filtered' : 'open' }
+  // A UDP port that stayed silent (open|filtered) is kept as filtered: the diff compares open ports only.
+  const udp = p.protocol === 'udp'
+  const out: ScanPort = udp
+    ? { port: p.port, protocol: 'udp', state: p.state === 'open' ? 'open' : 'filtered' }
+    : { port: p.port, state: p.state === 'filtered' ? 'filtered' : 'open' }
   const s = p.service
   if (s !== undefined && p.state === 'open') {
     out.service = s.service
@@ -25,33 +33,61 @@ function scanPortOf (p: HostScanWrite['host']['ports'][number]): ScanPort {
   return out
 }
 
+/** A port's key in one number: the port for TCP, its negative for UDP (as scan_hosts.finding_ports keeps it). */
+export function portKey (port: number, protocol: string | undefined): number {
+  return protocol === 'udp' ? -port : port
+}
+
+/** The port and protocol of a portKey. */
+export function fromPortKey (key: number): { port: number, protocol: Transport } {
+  return key < 0 ? { port: -key, protocol: 'udp' } : { port: key, protocol: 'tcp' }
+}
+
+/** TCP before UDP on one number. */
+export function comparePorts (a: { port: number, protocol?: string }, b: { port: number, protocol?: string }): number {
+  return a.port - b.port || (a.protocol === 'udp' ? 1 : 0) - (b.protocol === 'udp' ? 1 : 0)
+}
+
 /**
  * The scan's snapshot of a host after one more write of that scan. Writes of one scan for one host are the
  * scan's batch (and its re-runs) and the later re-match of products the NVD could not supply then, which covers
  * no port but settles some: each write replaces what the snapshot said of the ports it speaks for and keeps the
- * rest, so a re-run leaves the same snapshot.
+ * rest, so a re-run leaves the same snapshot. TCP and UDP ports are covered apart: a port is its number and its
+ * transport.
  */
 export function mergeScanHead (prev: ScanHostHead | null, write: HostScanWrite): ScanHostHead {
   const scannedText = portRanges(write.scannedPorts)
   const scanned = portSet(scannedText)
-  const fresh = write.host.ports.filter((p) => p.state !== 'closed' && scanned.has(p.port)).map(scanPortOf)
-  const kept = prev === null ? [] : prev.ports.filter((p) => !scanned.has(p.port))
-  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
-  const covers = prev === null || scannedText !== ''
-  return {
+  const scannedUdpText = portRanges(write.scannedUdpPorts ?? [])
+  const scannedUdp = portSet(scannedUdpText)
+  const covered = (p: { port: number, protocol?: string }): boolean => p.protocol === 'udp' ? scannedUdp.has(p.port) : scanned.has(p.port)
+  const fresh = write.host.ports.filter((p) => p.state !== 'closed' && covered(p)).map(scanPortOf)
+  const kept = prev === null ? [] : prev.ports.filter((p) => !covered(p))
+  const ports = [...kept, ...fresh].sort(comparePorts)
+  const covers = prev === null || scannedText !== '' || scannedUdpText !== ''
+  const udpScanned = unionRanges(prev?.scannedUdp ?? '', scannedUdpText)
+  const udpSettled = unionRanges(prev?.settledUdp ?? '', portRanges(write.settledUdpPorts ?? []))
+  const out: ScanHostHead = {
     up: covers ? write.host.up : prev.up,
     at: prev === null || Date.parse(write.at) >= Date.parse(prev.at) ? write.at : prev.at,
     scanned: unionRanges(prev?.scanned ?? '', scannedText),
     settled: unionRanges(prev?.settled ?? '', portRanges(write.settledPorts)),
+    ...(udpScanned !== '' ? { scannedUdp: udpScanned } : {}),
+    ...(udpSettled !== '' ? { settledUdp: udpSettled } : {}),
     ports
   }
+  return out
 }
 
 /** Whether a write speaks for the findings on a port: those it does not name there are no longer the scan's. */
-export function speaksFor (write: HostScanWrite): (port: number) => boolean {
+export function speaksFor (write: HostScanWrite): (port: number, protocol?: string) => boolean {
   const scanned = portSet(portRanges(write.scannedPorts))
   const settled = portSet(portRanges(write.settledPorts))
-  return (port) => scanned.has(port) || settled.has(port)
+  const scannedUdp = portSet(portRanges(write.scannedUdpPorts ?? []))
+  const settledUdp = portSet(portRanges(write.settledUdpPorts ?? []))
+  return (port, protocol) => protocol === 'udp'
+    ? scannedUdp.has(port) || settledUdp.has(port)
+    : scanned.has(port) || settled.has(port)
 }
 
 /** Snapshots in address order (IPv4 before IPv6, each by value), as listHosts sorts by address. */

@@ -4,7 +4,7 @@
 import { expandTargets, parseScope, type ExpandedHost } from '../scanner/targets'
 import { scanHosts } from '../scanner/engine'
 import { getTemplate } from '../scanner/templates'
-import type { HostResult, PortResult, Template } from '../scanner/types'
+import type { HostResult, PortResult, Template, Transport } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { QueueJob, ScanQueue } from '../queue/types'
 import type { NewFinding, ResultsStore } from '../store/results-types'
@@ -18,6 +18,16 @@ import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
 import { scopeFor } from '../access'
 import type { Notifier } from '../webhooks/events'
+
+/** What matching one host concluded: its findings, and per transport the ports whose CVE and check findings it settles. */
+interface Matched {
+  findings: NewFinding[]
+  settled: number[]
+  settledUdp: number[]
+  settledChecks: number[]
+  settledUdpChecks: number[]
+  unchecked: string[]
+}
 
 export interface ScanJobData {
   scanId: string
@@ -91,7 +101,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
   async function portFindings (address: string, port: PortResult, unavailable?: ReadonlySet<string>): Promise<NewFinding[]> {
     if (port.service === undefined) return []
     const m = await matchService(port.service, matchDeps, { unavailable })
-    return m.verdicts.map((v) => ({ ...v, address, port: port.port }))
+    return m.verdicts.map((v) => ({ ...v, address, port: port.port, protocol: port.protocol }))
   }
   const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
   const cancelPollMs = deps.cancelPollMs ?? 500
@@ -140,16 +150,21 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
    * `available` remembers, for the batch, which vendor:product the NVD could supply, so that hosts
    * running the same products do not ask again.
    */
-  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<{ findings: NewFinding[], settled: number[], settledChecks: number[], unchecked: string[] }> {
+  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<Matched> {
     const open = host.ports.filter((p) => p.state === 'open')
-    const openSet = new Set(open.map((p) => p.port))
-    const filtered = new Set(host.ports.filter((p) => p.state === 'filtered').map((p) => p.port))
-    // A port found closed now has no service left, so its old findings are fixed.
-    const settled = template.ports.filter((p) => !openSet.has(p) && !filtered.has(p))
+    // A port found closed now has no service left, so its old findings are fixed. A port is its number and its
+    // transport: TCP 53 found closed says nothing of UDP 53, and a UDP port that stayed silent (open|filtered) settles nothing.
+    const present = (protocol: Transport): Set<number> => new Set(host.ports.filter((p) => p.protocol === protocol && p.state !== 'closed').map((p) => p.port))
+    const tcpPresent = present('tcp')
+    const udpPresent = present('udp')
+    const settled = template.ports.filter((p) => !tcpPresent.has(p))
+    const settledUdp = template.udp ? template.udpPorts.filter((p) => !udpPresent.has(p)) : []
     // Exposure checks settle their own findings: on closed ports, and on open ports where every check concluded.
-    const checkFindings = open.flatMap((p) => (p.exposures ?? []).map((e) => ({ ...exposureVerdict(e, p.service), address: host.address, port: p.port })))
-    const settledChecks = [...settled, ...open.filter((p) => p.checked === true).map((p) => p.port)]
-    if (!template.nvd) return { findings: checkFindings, settled: [], settledChecks, unchecked: [] }
+    const checkFindings = open.flatMap((p) => (p.exposures ?? []).map((e) => ({ ...exposureVerdict(e, p.service), address: host.address, port: p.port, protocol: p.protocol })))
+    const checkedOn = (protocol: Transport): number[] => open.filter((p) => p.protocol === protocol && p.checked === true).map((p) => p.port)
+    const settledChecks = [...settled, ...checkedOn('tcp')]
+    const settledUdpChecks = [...settledUdp, ...checkedOn('udp')]
+    if (!template.nvd) return { findings: checkFindings, settled: [], settledUdp: [], settledChecks, settledUdpChecks, unchecked: [] }
     const todo = open.flatMap((p) => p.service ? productsOf(p.service) : []).filter((p) => !available.has(`${p.vendor}:${p.product}`))
     if (todo.length > 0) {
       const ensured = await nvd.ensure(todo, signal)
@@ -167,10 +182,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const missing = productsOf(service).filter((p) => failed.has(`${p.vendor}:${p.product}`))
       for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
       findings.push(...await portFindings(host.address, port, failed))
-      if (missing.length === 0) settled.push(port.port)
+      if (missing.length === 0) (port.protocol === 'udp' ? settledUdp : settled).push(port.port)
     }
     if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
-    return { findings: [...findings, ...checkFindings], settled, settledChecks, unchecked: [...unchecked] }
+    return { findings: [...findings, ...checkFindings], settled, settledUdp, settledChecks, settledUdpChecks, unchecked: [...unchecked] }
   }
 
   /**
@@ -194,7 +209,15 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
             productsOf(p.service).some((x) => `${x.vendor}:${x.product}` === key))
           const findings: NewFinding[] = []
           for (const port of ports) findings.push(...await portFindings(address, port))
-          await results.recordHost({ scanId: stored.lastScanId, at: stored.lastSeen, host, scannedPorts: [], findings, settledPorts: ports.map((p) => p.port) })
+          await results.recordHost({
+            scanId: stored.lastScanId,
+            at: stored.lastSeen,
+            host,
+            scannedPorts: [],
+            findings,
+            settledPorts: ports.filter((p) => p.protocol !== 'udp').map((p) => p.port),
+            settledUdpPorts: ports.filter((p) => p.protocol === 'udp').map((p) => p.port)
+          })
           log.info({ address, product: key, findings: findings.length }, 'matched a product the NVD could not supply before')
         }
         await store.clearPendingProduct(key, [address])
@@ -247,7 +270,18 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
-      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks })
+      const counts = await results.recordHost({
+        scanId,
+        at,
+        host,
+        scannedPorts: template.ports,
+        ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}),
+        findings: m.findings,
+        settledPorts: m.settled,
+        settledUdpPorts: m.settledUdp,
+        settledChecks: m.settledChecks,
+        settledUdpChecks: m.settledUdpChecks
+      })
       if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
     }
     try {

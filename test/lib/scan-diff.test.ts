@@ -9,7 +9,7 @@ function host (address: string, opts: Partial<ScanHostRecord> = {}): ScanHostRec
 }
 
 function ref (id: string, port: number, cveId: string, severity: ScanFindingRef['severity'], cvss: number | null): ScanFindingRef {
-  return { id, port, cveId, severity, cvss, status: 'open' }
+  return { id, port, protocol: 'tcp', cveId, severity, cvss, status: 'open' }
 }
 
 const SSH = { port: 22, state: 'open' as const, service: 'ssh', product: 'OpenSSH', version: '9.2p1' }

@@ -7,7 +7,8 @@
 import { FINDING_STATUSES } from '../../vocabulary'
 import type { Kev } from '../../nvd/types'
 import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus } from '../results-types'
-import { isHiddenByDefault, MAX_TEXT, riskValue, SEVERITY_RANK } from '../results-merge'
+import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK } from '../results-merge'
+import type { Transport } from '../../scanner/types'
 
 /** Variants kept per key (a CVE whose EPSS moved, a product whose banner differs per host) before the oldest goes. */
 const VARIANTS_MAX = 8
@@ -31,8 +32,9 @@ export interface CveData {
   readonly epssKey: string
 }
 
-/** What the scan saw of the product on the port. */
+/** What the scan saw of the product on the port, and the port's transport. */
 export interface ProductData {
+  readonly protocol: Transport
   readonly product: string
   readonly version: string | null
   readonly matchedCpe: string
@@ -95,6 +97,7 @@ export function toRecord (id: string, f: Finding): FindingRecord {
     id,
     address: f.address,
     port: f.port,
+    protocol: p.protocol,
     cveId: c.cveId,
     severity: c.severity,
     cvss: c.cvss,
@@ -442,15 +445,16 @@ export class FindingTable {
 
   productOf (nf: NewFinding): ProductData {
     const { product, version, matchedCpe } = nf
+    const protocol = protocolOf(nf)
     const evidence = bounded(nf.evidence)
     const list = this.products.list(matchedCpe)
     if (list !== undefined) {
       for (let i = list.length - 1; i >= 0; i--) {
         const v = list[i]
-        if (v.product === product && v.version === version && v.evidence === evidence) return v
+        if (v.protocol === protocol && v.product === product && v.version === version && v.evidence === evidence) return v
       }
     }
-    return this.products.add(matchedCpe, Object.freeze({ product, version, matchedCpe, evidence }))
+    return this.products.add(matchedCpe, Object.freeze({ protocol, product, version, matchedCpe, evidence }))
   }
 
   ruleOf (nf: NewFinding): RuleData {

@@ -10,7 +10,7 @@ import type {
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
-  isCheckFinding, isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK
+  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
@@ -253,7 +253,7 @@ export class MemoryResultsStore implements ResultsStore {
       return this.record(write)
     }
     for (const nf of write.findings) {
-      const digest = findingDigest(address, nf.port, nf.cveId)
+      const digest = findingDigest(address, nf.port, nf.cveId, nf.protocol)
       const d0 = hexAt(digest, 0)
       const d1 = hexAt(digest, 8)
       const d2 = hexAt(digest, 16)
@@ -287,12 +287,11 @@ export class MemoryResultsStore implements ResultsStore {
         Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
     }
 
-    if (write.settledPorts.length > 0 || (write.settledChecks?.length ?? 0) > 0) {
-      const settled = new Set(write.settledPorts)
-      const settledChecks = new Set(write.settledChecks ?? [])
+    if (settlesAny(write)) {
+      const settles = settlesOf(write)
       for (const s of before) {
         const f = t.entries[s]!
-        if (t.seenBy[s] === w || !(isCheckFinding(f.detail.rule) ? settledChecks : settled).has(f.port)) continue
+        if (t.seenBy[s] === w || !settles({ port: f.port, protocol: f.detail.product.protocol, source: f.detail.rule.source })) continue
         if (!isSettleable(f.status)) continue
         if (t.lastSeen[s] > atMs) continue
         this.replaceFinding(s, new Finding(f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
@@ -341,7 +340,7 @@ export class MemoryResultsStore implements ResultsStore {
     if (prev !== undefined && prev.slots.length > 0) {
       const speaks = speaksFor(write)
       const entries = this.table.entries
-      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port)), ...observed])]
+      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port, entries[s]!.detail.product.protocol)), ...observed])]
     }
     slots.sort((a, b) => this.table.compareIds(a, b))
     hosts.set(address, { head: Object.freeze(head), slots: slots.length === 0 ? NO_SLOTS : Uint32Array.from(slots) })
@@ -370,7 +369,7 @@ export class MemoryResultsStore implements ResultsStore {
         findings: Array.from(slots, (s) => {
           const f = t.entries[s]!
           const c = f.detail.cve
-          return { id: t.idText(s), port: f.port, cveId: c.cveId, severity: c.severity, cvss: c.cvss, status: f.status }
+          return { id: t.idText(s), port: f.port, protocol: f.detail.product.protocol, cveId: c.cveId, severity: c.severity, cvss: c.cvss, status: f.status }
         })
       })
     }

@@ -10,7 +10,7 @@ import type { HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord
 } from '../results-types'
-import { byAddress, mergeScanHead, speaksFor, type ScanHostHead } from '../scan-hosts'
+import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
   decide, FINDING_SORT_DEFAULT_ORDER, findingId, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
   hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit
@@ -177,6 +177,7 @@ ON CONFLICT (scan_id, address) DO UPDATE SET finding_ids = EXCLUDED.finding_ids,
 
 /** One row of scan_hosts as the write path reads and makes it. */
 interface ScanHostRow { head: ScanHostHead, text: string, ids: string[], ports: number[] }
+// `ports` holds portKey values: a UDP port negated, so that the integer column tells the transports apart.
 
 /** The scan's snapshot of a host after one more write (scan-hosts.ts's rules), with the findings it observed by id. */
 function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, address: string): ScanHostRow {
@@ -184,9 +185,12 @@ function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, addr
   const byId = new Map<string, number>()
   if (prev !== undefined) {
     const speaks = speaksFor(write)
-    prev.ids.forEach((id, i) => { if (!speaks(prev.ports[i])) byId.set(id, prev.ports[i]) })
+    prev.ids.forEach((id, i) => {
+      const { port, protocol } = fromPortKey(prev.ports[i])
+      if (!speaks(port, protocol)) byId.set(id, prev.ports[i])
+    })
   }
-  for (const nf of write.findings) byId.set(findingId(address, nf.port, nf.cveId), nf.port)
+  for (const nf of write.findings) byId.set(findingId(address, nf.port, nf.cveId, nf.protocol), portKey(nf.port, nf.protocol))
   const ids = [...byId.keys()].sort()
   return { head, text: JSON.stringify(head), ids, ports: ids.map((id) => byId.get(id) as number) }
 }
@@ -635,7 +639,7 @@ export class PostgresResultsStore implements ResultsStore {
           ...head,
           findings: r.finding_ids.flatMap((id, i) => {
             const f = byId.get(id)
-            return f === undefined ? [] : [{ id, port: r.finding_ports[i], cveId: f.cve_id, severity: f.severity as FindingRecord['severity'], cvss: f.cvss, status: f.status }]
+            return f === undefined ? [] : [{ id, ...fromPortKey(r.finding_ports[i]), cveId: f.cve_id, severity: f.severity as FindingRecord['severity'], cvss: f.cvss, status: f.status }]
           })
         }
       }))

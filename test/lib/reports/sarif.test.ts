@@ -87,7 +87,7 @@ test('levels and remediation', async (t) => {
   t.same(upperBound('cna: redis/redis ">= 7.0.0, < 7.2.6" (semver)'), { version: '7.2.6', inclusive: false })
   t.equal(upperBound('cpe:2.3:a:vendor:product:1.0:*:*:*:*:*:*:*'), null)
   const base = finding('192.0.2.1', 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
-  const record = { ...base, id: 'x', firstSeen: '', lastSeen: '', lastScanId: 's', status: 'open' as const, fixedAt: null, comment: null, decidedBy: null, decidedAt: null }
+  const record = { ...base, id: 'x', protocol: 'tcp' as const, firstSeen: '', lastSeen: '', lastScanId: 's', status: 'open' as const, fixedAt: null, comment: null, decidedBy: null, decidedAt: null }
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:* >= 8.5, < 9.8', rule: 'nvd: …' }), 'Upgrade OpenSSH to 9.8 or later (the first fixed version).')
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:* <= 9.7', rule: 'nvd: …' }), 'Upgrade OpenSSH beyond 9.7 (the last affected version).')
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*', rule: 'nvd: exact' }), 'No fixed version known.')
