@@ -5,7 +5,9 @@ import type { FindingExportQuery, FindingRecord, ResultsStore } from './store/re
 export const CSV_COLUMNS = [
   'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',
   'status', 'confidence', 'confidenceNote', 'source', 'rule', 'product', 'version', 'matchedCpe', 'criterion', 'reason',
-  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description', 'remediation'
+  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description', 'remediation',
+  // Appended, not put beside `port`: imports that read columns by position keep working.
+  'protocol'
 ] as const
 
 type Column = typeof CSV_COLUMNS[number]

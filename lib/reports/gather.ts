@@ -107,9 +107,9 @@ export function reportMeta (src: ReportSource): ReportMeta {
   return { generator: `vulnscan ${VERSION}`, generatedAt: src.generatedAt, partial: partialReason(src.scan), filters: src.filters }
 }
 
-/** `tcp://192.0.2.1:22`, `tcp://[2001:db8::1]:443`: a finding's host and port as one URI. */
-export function serviceUri (address: string, port: number): string {
-  return `tcp://${address.includes(':') ? `[${address}]` : address}:${port}`
+/** `tcp://192.0.2.1:22`, `tcp://[2001:db8::1]:443`, `udp://192.0.2.1:53`: a finding's host, port and transport as one URI. */
+export function serviceUri (address: string, port: number, protocol: 'tcp' | 'udp' = 'tcp'): string {
+  return `${protocol}://${address.includes(':') ? `[${address}]` : address}:${port}`
 }
 
 /** The NVD page of a CVE; null for ids that are not CVEs (exposure checks). */

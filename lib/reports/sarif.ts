@@ -3,9 +3,10 @@
 // and no finding is held; JSON readers do not care about the order of properties.
 //
 // Locations. A finding is on a network service, not in a file: each result names it twice, as a
-// physicalLocation whose artifact URI is `tcp://<address>:<port>` (what GitHub code scanning and most viewers
-// require and show, with the region at line 1, since a service has no lines) and as a logicalLocations entry
-// `<address>:<port>` of kind `module` (what SARIF viewers that group by logical location show).
+// physicalLocation whose artifact URI is `tcp://<address>:<port>` (`udp://…` for a UDP service; what GitHub code
+// scanning and most viewers require and show, with the region at line 1, since a service has no lines) and as a
+// logicalLocations entry `<address>:<port>` (`…/udp` for UDP) of kind `module` (what SARIF viewers that group by
+// logical location show).
 import type { FindingRecord } from '../store/results-types'
 import { VERSION } from '../version'
 import { dataSourcesOf, reportFindings, reportMeta, serviceUri, nvdUrl, remediation, standing, type FindingSeverity, type ReportSource } from './gather'
@@ -70,8 +71,10 @@ function ruleOf (f: FindingRecord): Rule {
 }
 
 function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown> {
-  const uri = serviceUri(f.address, f.port)
-  const where = uri.slice('tcp://'.length)
+  const protocol = f.protocol === 'udp' ? 'udp' : 'tcp'
+  const uri = serviceUri(f.address, f.port, protocol)
+  // `192.0.2.1:22`, and `192.0.2.1:53/udp` so that a UDP service reads apart from a TCP one on the same number.
+  const where = uri.slice(`${protocol}://`.length) + (protocol === 'udp' ? '/udp' : '')
   const fix = remediation(f)
   const seen = `${f.product}${f.version !== null ? ` ${f.version}` : ''}`
   // A finding no longer standing (fixed) is a rule that passed. A user's decision (accepted, false positive) is
