@@ -39,9 +39,9 @@ test('a diff compares only what both scans covered', async (t) => {
   t.same(d.findings.new.map((f) => [f.address, f.cveId, f.product, f.version]), [['10.0.0.2', 'CVE-2023-44487', 'nginx', '1.22.1']])
   t.same(d.findings.fixed.map((f) => [f.cveId, f.product, f.version]), [['CVE-2022-0543', 'Redis', '6.0.5'], ['CVE-2024-6387', 'OpenSSH', '9.2p1']], 'most severe first, with what the other scan saw')
   t.same(d.findings.unchanged, [])
-  t.same(d.ports.opened, [{ address: '10.0.0.2', port: 80, service: 'http', product: 'nginx', version: '1.22.1' }])
-  t.same(d.ports.closed, [{ address: '10.0.0.2', port: 6379, service: 'redis', product: 'Redis', version: '6.0.5' }])
-  t.same(d.services.changed, [{ address: '10.0.0.2', port: 22, before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }])
+  t.same(d.ports.opened, [{ address: '10.0.0.2', port: 80, protocol: 'tcp', service: 'http', product: 'nginx', version: '1.22.1' }])
+  t.same(d.ports.closed, [{ address: '10.0.0.2', port: 6379, protocol: 'tcp', service: 'redis', product: 'Redis', version: '6.0.5' }])
+  t.same(d.services.changed, [{ address: '10.0.0.2', port: 22, protocol: 'tcp', before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }])
   t.same(d.hosts.appeared, [{ address: '10.0.0.4', openPorts: [22] }, { address: '10.0.0.5', openPorts: [80] }], 'up again, or never seen: in address order')
   t.same(d.hosts.down, [{ address: '10.0.0.3', openPorts: [80] }])
 
@@ -56,4 +56,29 @@ test('a finding on a port this scan could not settle is not fixed', async (t) =>
   const d = diffScans([host('10.0.0.2', { ports: [REDIS], settled: '1-1024' })], [host('10.0.0.2', { ports: [REDIS], findings: [f] })])
   t.same(d.findings.fixed, [])
   t.same(d.findings.new, [])
+})
+
+test('a port is its number and its transport: UDP and TCP 53 compared apart', async (t) => {
+  const tcpDns = { port: 53, state: 'open' as const, service: 'dns', product: 'dnsmasq', version: '2.85' }
+  const udpDns = { ...tcpDns, protocol: 'udp' as const }
+  const tcpF = ref('t53', 53, 'CVE-2021-23017', 'high', 7.7)
+  const udpF: ScanFindingRef = { ...ref('u53', 53, 'CVE-2021-23017', 'high', 7.7), protocol: 'udp' }
+  const old = [host('10.0.0.2', { scannedUdp: '53', settledUdp: '53', ports: [tcpDns, udpDns], findings: [tcpF, udpF] })]
+  // A TCP-only scan that found TCP 53 closed: only the TCP side is closed and fixed; UDP 53 was not covered.
+  const tcpOnly = diffScans([host('10.0.0.2')], old)
+  t.same(tcpOnly.findings.fixed.map((f) => [f.id, f.protocol]), [['t53', 'tcp']])
+  t.same(tcpOnly.ports.closed.map((p) => `${p.port}/${p.protocol}`), ['53/tcp'])
+  // A UDP scan (TCP 53 not covered) that found UDP 53 closed, and a new UDP port open.
+  const udpNow = [host('10.0.0.2', { scanned: '', settled: '', scannedUdp: '53,123', settledUdp: '53,123', ports: [{ port: 123, protocol: 'udp', state: 'open', service: 'ntp' }] })]
+  const udpOnly = diffScans(udpNow, old)
+  t.same(udpOnly.findings.fixed.map((f) => [f.id, f.protocol]), [['u53', 'udp']])
+  t.same(udpOnly.ports.closed.map((p) => `${p.port}/${p.protocol}`), ['53/udp'])
+  t.same(udpOnly.ports.opened, [], 'UDP 123 was not covered by the other scan: not "opened"')
+  // The host appearing lists its UDP ports apart.
+  const appeared = diffScans(old, [])
+  t.same(appeared.hosts.appeared, [{ address: '10.0.0.2', openPorts: [53], openUdpPorts: [53] }])
+  // Both seen, a service change on UDP only.
+  const changed = diffScans([host('10.0.0.2', { scannedUdp: '53', settledUdp: '53', ports: [tcpDns, { ...udpDns, version: '2.90' }], findings: [tcpF] })], old)
+  t.same(changed.services.changed.map((c) => [c.port, c.protocol, c.after.version]), [[53, 'udp', '2.90']])
+  t.same(changed.findings.fixed.map((f) => f.id), ['u53'])
 })

@@ -91,8 +91,8 @@ test('results per scan', async (t) => {
           { port: 6379, state: 'open', service: 'redis', product: 'Redis', version: '6.0.5' }
         ],
         findings: [
-          { id: findingId(a, 22, sshA.cveId), port: 22, cveId: sshA.cveId, severity: sshA.severity, cvss: sshA.cvss, status: 'fixed' },
-          { id: findingId(a, 6379, redisA.cveId), port: 6379, cveId: redisA.cveId, severity: redisA.severity, cvss: redisA.cvss, status: 'fixed' }
+          { id: findingId(a, 22, sshA.cveId), port: 22, protocol: 'tcp', cveId: sshA.cveId, severity: sshA.severity, cvss: sshA.cvss, status: 'fixed' },
+          { id: findingId(a, 6379, redisA.cveId), port: 6379, protocol: 'tcp', cveId: redisA.cveId, severity: redisA.severity, cvss: redisA.cvss, status: 'fixed' }
         ].sort((x, y) => x.id < y.id ? -1 : 1)
       }, 's1 as it saw the host; its findings as they stand now (s2 fixed both)')
       t.same((await store.scanHosts('s2')).map((h) => [h.ports, h.findings]), [[[{ port: 22, state: 'open', service: 'ssh', product: 'OpenSSH', version: '9.6p1' }], []]])
