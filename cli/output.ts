@@ -40,7 +40,8 @@ export type Scan = Schemas['Scan']
 const PORTS_SHOWN = 8
 
 function openPorts (h: Host): string {
-  const open = h.ports.filter((p) => p.state === 'open').map((p) => `${p.port}${p.service ? '/' + p.service : ''}`)
+  // 22/ssh as before; a UDP port says so (53/udp/dns), as TCP 53 and UDP 53 are two ports.
+  const open = h.ports.filter((p) => p.state === 'open').map((p) => `${p.port}${p.protocol === 'udp' ? '/udp' : ''}${p.service ? '/' + p.service : ''}`)
   return open.length <= PORTS_SHOWN ? open.join(', ') : `${open.slice(0, PORTS_SHOWN).join(', ')} … +${open.length - PORTS_SHOWN}`
 }
 
@@ -60,6 +61,11 @@ export function portsTable (host: Host): string {
       p.product ?? '', [p.version, p.distro].filter(Boolean).join(' '), (p.cpe ?? []).join('\n')])
   }
   return t.toString()
+}
+
+/** `22/tcp`, `53/udp`: a port with its transport (a finding stored before UDP scanning is TCP). */
+export function portText (p: { port: number, protocol?: string }): string {
+  return `${p.port}/${p.protocol ?? 'tcp'}`
 }
 
 /** A CVSS score always with its version: a v2 10.0 and a v3.1 9.8 are on different scales. */
@@ -99,7 +105,7 @@ export function findingsTable (findings: Finding[], { ids = false } = {}): strin
       kevText(f),
       epssText(f),
       f.address,
-      String(f.port),
+      portText(f),
       [f.product, f.version].filter(Boolean).join(' '),
       f.source,
       confidence,

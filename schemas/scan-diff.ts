@@ -90,14 +90,14 @@ export const ScanDiffSchema = Type.Object({
     against: 'nightly.1767142800000',
     limit: 100,
     offset: 0,
-    totals: { newFindings: 1, fixedFindings: 1, unchangedFindings: 0, portsOpened: 0, portsClosed: 1, servicesChanged: 1, hostsAppeared: 0, hostsDown: 0 },
+    totals: { newFindings: 1, fixedFindings: 1, unchangedFindings: 0, portsOpened: 1, portsClosed: 1, servicesChanged: 1, hostsAppeared: 0, hostsDown: 0 },
     findings: {
-      new: [{ id: '3f9a1c0d2e4b5a6978877665', address: '10.20.0.5', port: 22, cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, status: 'open', product: 'OpenSSH', version: '9.6p1' }],
-      fixed: [{ id: '9be0f1a2c3d4e5f601122334', address: '10.20.0.5', port: 6379, cveId: 'CVE-2022-0543', severity: 'critical', cvss: 10, status: 'fixed', product: 'Redis', version: '6.0.5' }],
+      new: [{ id: '3f9a1c0d2e4b5a6978877665', address: '10.20.0.5', port: 22, protocol: 'tcp', cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, status: 'open', product: 'OpenSSH', version: '9.6p1' }],
+      fixed: [{ id: '9be0f1a2c3d4e5f601122334', address: '10.20.0.5', port: 6379, protocol: 'tcp', cveId: 'CVE-2022-0543', severity: 'critical', cvss: 10, status: 'fixed', product: 'Redis', version: '6.0.5' }],
       unchanged: []
     },
-    ports: { opened: [], closed: [{ address: '10.20.0.5', port: 6379, service: 'redis', product: 'Redis', version: '6.0.5' }] },
-    services: { changed: [{ address: '10.20.0.5', port: 22, before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }] },
+    ports: { opened: [{ address: '10.20.0.5', port: 161, protocol: 'udp', service: 'snmp', product: 'Net-SNMP', version: '5.9.3' }], closed: [{ address: '10.20.0.5', port: 6379, protocol: 'tcp', service: 'redis', product: 'Redis', version: '6.0.5' }] },
+    services: { changed: [{ address: '10.20.0.5', port: 22, protocol: 'tcp', before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }] },
     hosts: { appeared: [], down: [] }
   }]
 })

@@ -104,6 +104,7 @@ const WebhookFindingSchema = Type.Object({
   id: Type.String(),
   address: Type.String(),
   port: Type.Integer(),
+  protocol: StringEnum(['tcp', 'udp'], { description: 'The port\'s transport' }),
   cveId: Type.String(),
   severity: Type.String(),
   cvss: Type.Union([Type.Number(), Type.Null()]),
@@ -136,7 +137,7 @@ export const WebhookEventSchema = Type.Object({
     createdAt: '2026-01-06T02:14:03.120Z',
     scan: { id: 'scan-1' },
     host: '192.0.2.10',
-    findings: [{ id: '5c1f0e2d3b4a59687a6b5c4d', address: '192.0.2.10', port: 22, cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, cvssVersion: '3.1', kev: false, confidence: 'medium', product: 'OpenSSH', version: '9.2p1', description: 'A signal handler race condition was found in OpenSSH\'s server (sshd)…', status: 'open' }]
+    findings: [{ id: '5c1f0e2d3b4a59687a6b5c4d', address: '192.0.2.10', port: 22, protocol: 'tcp', cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, cvssVersion: '3.1', kev: false, confidence: 'medium', product: 'OpenSSH', version: '9.2p1', description: 'A signal handler race condition was found in OpenSSH\'s server (sshd)…', status: 'open' }]
   }]
 })
 

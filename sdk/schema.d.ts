@@ -948,10 +948,15 @@ export interface components {
         };
         /** @description One CVE on one host and port */
         Finding: {
-            /** @description Stable id from address, port and CVE: the same finding in every scan */
+            /** @description Stable id from address, port, protocol and CVE: the same finding in every scan (a UDP service and a TCP one on the same port number are two findings) */
             id: string;
             address: string;
             port: number;
+            /**
+             * @description The transport of the port: tcp, or udp for a service found by a UDP scan
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             /**
              * @description The CVE id, or for a finding of vulnscan's own exposure checks (source `vulnscan`) the check's id, e.g. `VULNSCAN-REDIS-NOAUTH`
              * @example CVE-2023-28531
@@ -1593,6 +1598,11 @@ export interface components {
             /** @description The host's IP address */
             address: string;
             port: number;
+            /**
+             * @description The port's transport: TCP 53 and UDP 53 are two ports
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             cveId: string;
             /** @enum {string} */
             severity: "critical" | "high" | "medium" | "low" | "none" | "unknown";
@@ -1611,6 +1621,11 @@ export interface components {
             /** @description The host's IP address */
             address: string;
             port: number;
+            /**
+             * @description The port's transport: TCP 53 and UDP 53 are two ports
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             /** @description Protocol, e.g. ssh */
             service?: string;
             product?: string;
@@ -1620,14 +1635,21 @@ export interface components {
             /** @description The host's IP address */
             address: string;
             port: number;
+            /**
+             * @description The port's transport: TCP 53 and UDP 53 are two ports
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             before: components["schemas"]["ServiceVersion"];
             after: components["schemas"]["ServiceVersion"];
         };
         DiffHost: {
             /** @description The host's IP address */
             address: string;
-            /** @description Open ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down */
+            /** @description Open TCP ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down */
             openPorts: number[];
+            /** @description Likewise the open UDP ports; absent when there are none */
+            openUdpPorts?: number[];
         };
         /**
          * @example {
@@ -1639,7 +1661,7 @@ export interface components {
          *         "newFindings": 1,
          *         "fixedFindings": 1,
          *         "unchangedFindings": 0,
-         *         "portsOpened": 0,
+         *         "portsOpened": 1,
          *         "portsClosed": 1,
          *         "servicesChanged": 1,
          *         "hostsAppeared": 0,
@@ -1651,6 +1673,7 @@ export interface components {
          *             "id": "3f9a1c0d2e4b5a6978877665",
          *             "address": "10.20.0.5",
          *             "port": 22,
+         *             "protocol": "tcp",
          *             "cveId": "CVE-2024-6387",
          *             "severity": "high",
          *             "cvss": 8.1,
@@ -1664,6 +1687,7 @@ export interface components {
          *             "id": "9be0f1a2c3d4e5f601122334",
          *             "address": "10.20.0.5",
          *             "port": 6379,
+         *             "protocol": "tcp",
          *             "cveId": "CVE-2022-0543",
          *             "severity": "critical",
          *             "cvss": 10,
@@ -1675,11 +1699,21 @@ export interface components {
          *         "unchanged": []
          *       },
          *       "ports": {
-         *         "opened": [],
+         *         "opened": [
+         *           {
+         *             "address": "10.20.0.5",
+         *             "port": 161,
+         *             "protocol": "udp",
+         *             "service": "snmp",
+         *             "product": "Net-SNMP",
+         *             "version": "5.9.3"
+         *           }
+         *         ],
          *         "closed": [
          *           {
          *             "address": "10.20.0.5",
          *             "port": 6379,
+         *             "protocol": "tcp",
          *             "service": "redis",
          *             "product": "Redis",
          *             "version": "6.0.5"
@@ -1691,6 +1725,7 @@ export interface components {
          *           {
          *             "address": "10.20.0.5",
          *             "port": 22,
+         *             "protocol": "tcp",
          *             "before": {
          *               "service": "ssh",
          *               "product": "OpenSSH",

@@ -20,7 +20,7 @@ const decide: CommandModule = (program, kit) => {
       body: { status, ...(opts.comment !== undefined ? { comment: opts.comment } : {}) }
     }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, f)
-    else print(ctx.io, `${f.cveId} on ${f.address}:${f.port} is now ${f.status}.`)
+    else print(ctx.io, `${f.cveId} on ${f.address}:${f.port}${f.protocol === 'udp' ? '/udp' : ''} is now ${f.status}.`)
     return 0
   }))
 }

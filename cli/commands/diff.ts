@@ -3,13 +3,14 @@
 import Table from 'cli-table3'
 import pc from 'picocolors'
 import { api, integer, paging, print, printJson } from '../context'
-import { colourSeverity } from '../output'
+import { colourSeverity, portText } from '../output'
 import type { CommandModule } from '../command'
 import type { Schemas } from '../../sdk'
 
 type ScanDiff = Schemas['ScanDiff']
 type DiffFinding = Schemas['DiffFinding']
 type DiffPort = Schemas['DiffPort']
+type DiffHost = Schemas['DiffHost']
 type ServiceVersion = Schemas['ServiceVersion']
 
 function table (head: string[], rows: string[][]): string {
@@ -19,7 +20,7 @@ function table (head: string[], rows: string[][]): string {
 }
 
 function findingRows (findings: DiffFinding[]): string[][] {
-  return findings.map((f) => [colourSeverity(f.severity), f.cvss === null ? pc.dim('n/a') : f.cvss.toFixed(1), f.cveId, f.address, String(f.port),
+  return findings.map((f) => [colourSeverity(f.severity), f.cvss === null ? pc.dim('n/a') : f.cvss.toFixed(1), f.cveId, f.address, portText(f),
     [f.product, f.version].filter(Boolean).join(' '), f.status, f.id])
 }
 
@@ -45,14 +46,15 @@ function diffText (d: ScanDiff, unchanged: boolean): string {
   section('New findings', t.newFindings, d.findings.new.length, table(FINDING_HEAD, findingRows(d.findings.new)))
   section('Fixed findings', t.fixedFindings, d.findings.fixed.length, table(FINDING_HEAD, findingRows(d.findings.fixed)))
   if (unchanged) section('Unchanged findings', t.unchangedFindings, d.findings.unchanged.length, table(FINDING_HEAD, findingRows(d.findings.unchanged)))
-  const portRows = (ports: DiffPort[], what: string): string[][] => ports.map((p) => [p.address, String(p.port), what, serviceText(p)])
+  const portRows = (ports: DiffPort[], what: string): string[][] => ports.map((p) => [p.address, portText(p), what, serviceText(p)])
   const ports = [...portRows(d.ports.opened, pc.green('opened')), ...portRows(d.ports.closed, pc.red('closed'))]
   section('Ports', t.portsOpened + t.portsClosed, ports.length, table(['host', 'port', 'change', 'service'], ports))
   section('Services changed', t.servicesChanged, d.services.changed.length,
-    table(['host', 'port', 'before', 'after'], d.services.changed.map((c) => [c.address, String(c.port), serviceText(c.before), serviceText(c.after)])))
+    table(['host', 'port', 'before', 'after'], d.services.changed.map((c) => [c.address, portText(c), serviceText(c.before), serviceText(c.after)])))
+  const hostPorts = (h: DiffHost): string => [...h.openPorts.map(String), ...(h.openUdpPorts ?? []).map((p) => `${p}/udp`)].join(', ')
   const hosts = [
-    ...d.hosts.appeared.map((h) => [h.address, pc.green('appeared'), h.openPorts.join(', ')]),
-    ...d.hosts.down.map((h) => [h.address, pc.red('down'), h.openPorts.join(', ')])
+    ...d.hosts.appeared.map((h) => [h.address, pc.green('appeared'), hostPorts(h)]),
+    ...d.hosts.down.map((h) => [h.address, pc.red('down'), hostPorts(h)])
   ]
   section('Hosts', t.hostsAppeared + t.hostsDown, hosts.length, table(['host', 'change', 'open ports (when up)'], hosts))
   if (Object.values(t).every((n) => n === 0)) out.push('', 'Nothing changed.')

@@ -7,6 +7,9 @@ import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
 import type { CommandModule } from '../command'
 
+/** The port-list syntax the API accepts for `udpPorts`: checked here so that a typo is a usage error (exit 2). */
+const PORT_LIST = /^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$/
+
 const scan: CommandModule = (program, kit) => {
   const cmd = program.command('scan')
     .summary('post a scan; targets are addresses (10.0.0.5, ::1), ranges (10.0.0.1-10.0.0.20), CIDR blocks (192.168.1.0/28) or host names')
@@ -14,6 +17,9 @@ const scan: CommandModule = (program, kit) => {
     .argument('<target...>', 'what to scan')
     .option('-t, --template <name>', `${TEMPLATE_NAMES.join(' | ')} (default: ${DEFAULT_TEMPLATE})`)
     .option('-p, --ports <list>', 'ports instead of the template\'s, e.g. 22,80,8000-8100')
+    .option('--udp', 'also scan UDP: the template\'s UDP ports (20 common ones; 50 for standard and full)')
+    .option('--udp-ports <list>', 'UDP ports instead of the template\'s, e.g. 53,123,161 (implies --udp)')
+    .option('--no-discovery', 'scan every address, even those that answer no discovery probe (like nmap -Pn)')
     .option(`--priority <${PRIORITY_MIN}-${PRIORITY_MAX}>`, `${PRIORITY_MAX} is the most urgent (default: ${DEFAULT_PRIORITY})`)
     .option('--id <id>', 'your own scan id (re-posting the same id and body is a no-op)')
     .option('-w, --wait', 'follow the scan to its end (a progress line on a terminal), then print its findings')
@@ -28,7 +34,17 @@ const scan: CommandModule = (program, kit) => {
     const gate = readGate(opts as { failOn?: string, minConfidence?: string })
     if (timeout !== undefined && opts.wait !== true) throw usage('--timeout only applies with --wait.')
     const ports = opts.ports as string | undefined
-    const options = template !== undefined || ports !== undefined ? { ...(template ? { template } : {}), ...(ports ? { ports } : {}) } : undefined
+    const udpPorts = opts.udpPorts as string | undefined
+    if (udpPorts !== undefined && !PORT_LIST.test(udpPorts)) throw usage(`--udp-ports must be a port list such as 53,123,161-162, not '${udpPorts}'.`)
+    const chosen = {
+      ...(template ? { template } : {}),
+      ...(ports ? { ports } : {}),
+      ...(opts.udp === true || udpPorts !== undefined ? { udp: true } : {}),
+      ...(udpPorts !== undefined ? { udpPorts } : {}),
+      // Commander sets `discovery` to false for --no-discovery and true otherwise: only a switch-off is sent.
+      ...(opts.discovery === false ? { discovery: false } : {})
+    }
+    const options = Object.keys(chosen).length > 0 ? chosen : undefined
     const body = {
       ...(opts.id !== undefined ? { id: opts.id as string } : {}),
       targets: targets.map((a) => inferTarget(a)),

@@ -45,6 +45,7 @@ function publicFinding (f: FindingRecord): Record<string, unknown> {
     id: f.id,
     address: f.address,
     port: f.port,
+    protocol: f.protocol,
     cveId: f.cveId,
     severity: f.severity,
     cvss: f.cvss,
@@ -76,7 +77,7 @@ function slackText (b: WebhookBody): string {
   const scan = b.scan as { id: string, status: string, reason?: string, summary?: { hostsUp: number, openPorts: number, findings: Record<string, number> } } | undefined
   if (b.event === 'finding.new') {
     const lines = (b.findings ?? []).slice(0, MAX_SLACK_FINDINGS).map((f) =>
-      `• ${String(f.cveId)} (${String(f.severity)}${f.cvss === null ? '' : `, CVSS ${String(f.cvss)}`}${f.kev === true ? ', KEV' : ''}) on port ${String(f.port)}: ${String(f.product)} ${String(f.version ?? '')}`.trimEnd())
+      `• ${String(f.cveId)} (${String(f.severity)}${f.cvss === null ? '' : `, CVSS ${String(f.cvss)}`}${f.kev === true ? ', KEV' : ''}) on port ${String(f.port)}${f.protocol === 'udp' ? '/udp' : ''}: ${String(f.product)} ${String(f.version ?? '')}`.trimEnd())
     const more = (b.findings?.length ?? 0) > MAX_SLACK_FINDINGS ? `\n… and ${(b.findings?.length ?? 0) - MAX_SLACK_FINDINGS} more` : ''
     return `vulnscan: ${b.findings?.length ?? 0} new finding${b.findings?.length === 1 ? '' : 's'} on ${String(b.host)} (scan ${String(scan?.id)})\n${lines.join('\n')}${more}`
   }
@@ -140,7 +141,7 @@ export function createNotifier (deps: { store: Store, results: ResultsStore, del
         const found: FindingRecord[] = []
         for (const c of candidates) {
           if (c.observed !== 'open') continue
-          const f = await results.getFinding(findingId(address, c.port, c.cveId))
+          const f = await results.getFinding(findingId(address, c.port, c.cveId, c.protocol))
           // First seen by this very write: new. A retried write has another time and tells nothing twice.
           if (f !== null && f.firstSeen === at && f.status === 'open') found.push(f)
         }
