@@ -1531,6 +1531,7 @@ export interface components {
          *           "id": "5c1f0e2d3b4a59687a6b5c4d",
          *           "address": "192.0.2.10",
          *           "port": 22,
+         *           "protocol": "tcp",
          *           "cveId": "CVE-2024-6387",
          *           "severity": "high",
          *           "cvss": 8.1,
@@ -1564,6 +1565,11 @@ export interface components {
                 id: string;
                 address: string;
                 port: number;
+                /**
+                 * @description The port's transport
+                 * @enum {string}
+                 */
+                protocol: "tcp" | "udp";
                 cveId: string;
                 severity: string;
                 cvss: number | null;

@@ -51,9 +51,9 @@ for (const backend of ['memory', 'redis'] as const) {
     t.equal(r.code, 0, r.stderr)
     t.match(r.stdout, /^Scan cli-tue compared with cli-mon\n/)
     t.match(r.stdout, /findings: 0 new, 2 fixed, 0 unchanged; ports: 0 opened, 1 closed; services changed: 1; hosts: 0 appeared, 0 down/)
-    t.match(r.stdout, /Fixed findings[\s\S]*CRITICAL .*10\.0 .*CVE-2022-0543 .*192\.0\.2\.30 .*6379 .*Redis 6\.0\.5 .*fixed/, 'the most severe fixed finding first')
-    t.match(r.stdout, /192\.0\.2\.30 .*6379 .*closed .*redis Redis 6\.0\.5/)
-    t.match(r.stdout, /192\.0\.2\.30 .*22 .*ssh OpenSSH 9\.2p1 .*ssh OpenSSH 9\.6p1/)
+    t.match(r.stdout, /Fixed findings[\s\S]*CRITICAL .*10\.0 .*CVE-2022-0543 .*192\.0\.2\.30 .*6379\/tcp .*Redis 6\.0\.5 .*fixed/, 'the most severe fixed finding first')
+    t.match(r.stdout, /192\.0\.2\.30 .*6379\/tcp .*closed .*redis Redis 6\.0\.5/)
+    t.match(r.stdout, /192\.0\.2\.30 .*22\/tcp .*ssh OpenSSH 9\.2p1 .*ssh OpenSSH 9\.6p1/)
     t.notMatch(r.stdout, /New findings/, 'an empty list has no section')
 
     const paged = await cli(['diff', 'cli-tue', '--limit', '1'], env)

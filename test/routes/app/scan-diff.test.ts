@@ -50,8 +50,8 @@ test('scan diff and scanId filters', async (t) => {
       t.same(d.totals, { newFindings: 0, fixedFindings: 1, unchangedFindings: 1, portsOpened: 0, portsClosed: 1, servicesChanged: 1, hostsAppeared: 0, hostsDown: 0 })
       t.match(d.findings.fixed, [{ address: a, port: 6379, cveId: 'CVE-2022-0543', status: 'fixed', severity: 'critical', cvss: 10, product: 'Redis', version: '6.0.5' }])
       t.match(d.findings.unchanged, [{ address: a, port: 22, cveId: 'CVE-2024-6387', status: 'open' }])
-      t.same(d.ports.closed, [{ address: a, port: 6379, service: 'redis', product: 'Redis', version: '6.0.5' }])
-      t.same(d.services.changed, [{ address: b, port: 22, before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }])
+      t.same(d.ports.closed, [{ address: a, port: 6379, protocol: 'tcp', service: 'redis', product: 'Redis', version: '6.0.5' }])
+      t.same(d.services.changed, [{ address: b, port: 22, protocol: 'tcp', before: { service: 'ssh', product: 'OpenSSH', version: '9.2p1' }, after: { service: 'ssh', product: 'OpenSSH', version: '9.6p1' } }])
 
       const reverse = (await app.inject({ url: '/app/scan/mon/diff?against=tue', headers: auth })).json()
       t.same([reverse.totals.newFindings, reverse.totals.portsOpened, reverse.totals.fixedFindings], [1, 1, 0], 'the other way round: Redis and its finding are new')
