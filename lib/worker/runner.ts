@@ -7,7 +7,7 @@ import { getTemplate } from '../scanner/templates'
 import type { HostResult, PortResult, Template } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { QueueJob, ScanQueue } from '../queue/types'
-import type { NewFinding, ResultsStore } from '../store/results-types'
+import type { HostScanWrite, NewFinding, ResultsStore } from '../store/results-types'
 import { isTerminal, type BatchSummary, type ScanSummary, type Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
@@ -57,6 +57,10 @@ export interface RunnerDeps {
   cancelPollMs?: number
   /** Told when a scan ends and when a host write finds new findings (webhooks); it never throws. */
   notifier?: Notifier
+  /** Most hosts written in one recordHosts call (default 64). */
+  writeBatchHosts?: number
+  /** Longest a scanned host waits for its batch to fill before it is written anyway (default 250 ms). */
+  writeBatchMs?: number
 }
 
 /** A failure that retrying cannot mend (bad targets, a scan gone): the scan fails at once. */
@@ -95,6 +99,8 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
   }
   const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
   const cancelPollMs = deps.cancelPollMs ?? 500
+  const writeBatchHosts = Math.max(1, deps.writeBatchHosts ?? 64)
+  const writeBatchMs = deps.writeBatchMs ?? 250
 
   async function fail (scanId: string, reason: string): Promise<void> {
     const r = await store.updateScan(scanId, { status: 'failed', reason, finishedAt: new Date().toISOString() })
@@ -235,20 +241,42 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const unchecked = new Set<string>()
     const available = new Map<string, boolean>()
     let lastReport = 0
+    // Hosts are written in batches (one transaction each on PostgreSQL) in the order they were scanned: a batch goes
+    // when it holds writeBatchHosts hosts or its first host has waited writeBatchMs. The job ends only once every
+    // batch has committed, so a host is never acknowledged before its findings are stored; a failed batch fails
+    // the job, and the retry writes the same hosts again (the writes are idempotent).
+    const pending: { write: HostScanWrite, findings: NewFinding[] }[] = []
+    let flushTimer: NodeJS.Timeout | null = null
     let writes = Promise.resolve()
+    // A failure is kept for the job's final await; until then it must not count as an unhandled rejection.
+    const then = (fn: () => Promise<void>): void => {
+      writes = writes.then(fn)
+      writes.catch(() => {})
+    }
+    const flush = async (): Promise<void> => {
+      if (flushTimer !== null) clearTimeout(flushTimer)
+      flushTimer = null
+      if (pending.length === 0) return
+      const batch = pending.splice(0)
+      const counts = await results.recordHosts(batch.map((p) => p.write))
+      for (const [i, p] of batch.entries()) {
+        if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
+      }
+    }
     const writeHost = async (host: HostResult): Promise<void> => {
       if (host.up) summary.hostsUp++
       else summary.hostsDown++
       // Down hosts nobody has seen before are not worth a record; known ones are marked down.
-      if (!host.up && (await results.getHost(host.address)) === null) return
+      if (!host.up && !pending.some((p) => p.write.host.address === host.address) && (await results.getHost(host.address)) === null) return
       const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
-      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks })
-      if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
+      pending.push({ write: { scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks }, findings: m.findings })
+      if (pending.length >= writeBatchHosts) await flush()
+      else flushTimer ??= setTimeout(() => then(flush), writeBatchMs)
     }
     try {
       await scanHosts(hosts, {
@@ -263,10 +291,13 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
           lastReport = now
           store.reportBatchProgress(scanId, batch, { hostsDone: p.hostsDone, portsDone: p.portsDone }).catch(() => {})
         },
-        onHost: (h) => { writes = writes.then(() => writeHost(h)) }
+        onHost: (h) => then(async () => await writeHost(h))
       })
+      then(flush)
       await writes
     } catch (err) {
+      // What was scanned before a cancellation is kept, as it was when each host was written at once.
+      then(flush)
       await writes.catch(() => {})
       const reason: unknown = ac.signal.reason
       if (ac.signal.aborted && reason instanceof PermanentScanError) throw reason
@@ -275,6 +306,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     } finally {
       clearTimeout(timeout)
       clearInterval(poll)
+      if (flushTimer !== null) clearTimeout(flushTimer)
       jobSignal.removeEventListener('abort', onJobAbort)
     }
     summary.uncheckedProducts = [...unchecked].sort()
