@@ -100,19 +100,13 @@ export function withHostWriteAnnouncements (inner: ResultsStore, channel: Invali
       await channel.publish(HOSTS_TOPIC, '').catch(() => {})
     }
   }
-  return {
+  // Everything else is inner's own, the class included (the store stays an instance of its backend's class).
+  const overrides: Partial<ResultsStore> = {
     recordHost: (write) => announced(inner.recordHost(write)),
     recordHosts: (writes) => announced(inner.recordHosts(writes)),
-    getHost: (address) => inner.getHost(address),
-    hostsRevision: () => inner.hostsRevision(),
     deleteHost: (address) => announced(inner.deleteHost(address)),
-    listHosts: (query) => inner.listHosts(query),
-    listFindings: (query) => inner.listFindings(query),
-    streamFindings: (query) => inner.streamFindings(query),
-    getFinding: (id) => inner.getFinding(id),
     decideFinding: (id, status, comment, by) => announced(inner.decideFinding(id, status, comment, by)),
-    hostsForCve: (cveId) => inner.hostsForCve(cveId),
-    refreshExploitContext: (lookup) => announced(inner.refreshExploitContext(lookup)),
-    scanHosts: (scanId) => inner.scanHosts(scanId)
+    refreshExploitContext: (lookup) => announced(inner.refreshExploitContext(lookup))
   }
+  return Object.assign(Object.create(inner) as ResultsStore, overrides)
 }
