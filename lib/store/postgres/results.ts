@@ -224,8 +224,7 @@ class Params {
   }
 }
 
-/** `from` and `tie` name what `column` sorts by: the lastSeen order is read from the narrow finding_last_seen table. */
-interface FindingSql { from: string, where: string, params: Params, order: 'asc' | 'desc', column: string, tie: string }
+interface FindingSql { where: string, params: Params, order: 'asc' | 'desc', column: string }
 
 export interface PostgresResultsStoreOptions {
   /** Connections whose search_path is the results schema. */
@@ -463,13 +462,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.scanId !== undefined) where.push(this.scanFindingsWhere(query.scanId, query.host, p))
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
-    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
-    // The lastSeen index lives in finding_last_seen (kept off findings so that re-scans are HOT updates): the
-    // whole list walks it; a host's, a CVE's or a scan's findings are few, sorted by the findings column itself.
-    if (sort === 'lastSeen' && query.host === undefined && query.cveId === undefined && query.scanId === undefined) {
-      return { from: 'findings JOIN finding_last_seen ls USING (id)', where: clause, params: p, order, column: 'ls.last_seen_ms', tie: 'ls.id' }
-    }
-    return { from: 'findings', where: clause, params: p, order, column: FINDING_SORT_COLUMN[sort], tie: 'id' }
+    return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params: p, order, column: FINDING_SORT_COLUMN[sort] }
   }
 
   /** The findings a scan observed (on one host, when given): the ids its rows hold. */
@@ -536,7 +529,7 @@ export class PostgresResultsStore implements ResultsStore {
     // A scan's findings likewise.
     const ownIndex = query.host === undefined && query.scanId === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
     const column = (query.host !== undefined || query.cveId !== undefined || query.scanId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
-    const items = await this.page<FindingRecord>(`SELECT record FROM ${sql.from} ${sql.where}`, sql.params, column, sql.tie, sql.order, query.offset, query.limit, total)
+    const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
 
@@ -545,7 +538,7 @@ export class PostgresResultsStore implements ResultsStore {
     const sql = this.findingSql(query)
     const dir = sql.order === 'asc' ? 'ASC' : 'DESC'
     const values = [...sql.params.values]
-    let text = `SELECT record FROM ${sql.from} ${sql.where} ORDER BY ${sql.column} ${dir}, ${sql.tie} ${dir}`
+    let text = `SELECT record FROM findings ${sql.where} ORDER BY ${sql.column} ${dir}, id ${dir}`
     if (query.limit !== undefined) {
       values.push(query.limit)
       text += ` LIMIT $${values.length}`
