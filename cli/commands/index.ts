@@ -10,7 +10,9 @@ import hosts from './hosts'
 import keys from './keys'
 import scan from './scan'
 import scans from './scans'
+import schedule from './schedule'
 import status from './status'
 import vulns from './vulns'
+import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, vulns, decide, cve, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, vulns, decide, cve, schedule, webhook, keys, audit, health]
