@@ -1,0 +1,117 @@
+// `vulnscan schedule …` against the real app on both backends: a schedule created by the CLI is the API's, update
+// keeps what it is not told to change, and one that fires shows its runs and scans. Usage errors: schedule-webhook-usage.test.ts.
+import { test } from 'tap'
+import { backends, build, SERVICE_KEY } from '../helper'
+import { cli, listen } from '../support/cli'
+import { freePort, loopbackAddress } from '../support/loopback'
+
+const auth = { 'x-api-key': SERVICE_KEY }
+type Json = Record<string, any>
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+for (const backend of ['memory', 'redis'] as const) {
+  test(`schedules through the CLI (${backend})`, async (t) => {
+    if (!(await backends()).includes(backend)) {
+      t.comment('Redis or PostgreSQL does not answer: skipped')
+      return
+    }
+    const { app } = await build(t, backend, { WORKER_ENABLED: true })
+    const { url } = await listen(app)
+    const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
+    const get = async (id: string): Promise<Json> => (await app.inject({ url: `/app/schedule/${id}`, headers: auth })).json()
+
+    t.test('created by the CLI, it is the API\'s; update keeps what it is not told to change', async (t) => {
+      const created = await cli(['schedule', 'create', '10.20.0.0/24', 'db.example.com', '--cron', '0 3 * * 1-5', '--tz', 'Europe/Paris', '--name', 'nightly', '--template', 'standard', '--priority', '4'], env)
+      t.equal(created.code, 0, created.stderr)
+      const id = /^Created schedule ([0-9a-f-]{36}) \(nightly\): 0 3 \* \* 1-5 in Europe\/Paris, enabled, next run (\S+)\.\n/.exec(created.stdout)
+      t.ok(id, created.stdout)
+      if (id === null) return
+      const s = await get(id[1])
+      t.match(s, {
+        name: 'nightly',
+        cron: '0 3 * * 1-5',
+        timezone: 'Europe/Paris',
+        enabled: true,
+        scan: { targets: [{ value: '10.20.0.0/24', type: 'cidr' }, { value: 'db.example.com', type: 'dns_name' }], options: { template: 'standard' }, priority: 4 },
+        lastRun: null
+      }, 'the API holds what the CLI posted, target types inferred as vulnscan scan infers them')
+      t.equal(s.nextRunAt, id[2], 'the next run it printed')
+
+      const ports = await cli(['schedule', 'update', s.id, '--ports', '22,443'], env)
+      t.equal(ports.code, 0, ports.stderr)
+      t.match(ports.stdout, /scans: 10\.20\.0\.0\/24 db\.example\.com \(template standard, ports 22,443, p4\)/)
+      t.match((await get(s.id)).scan, { targets: [{ value: '10.20.0.0/24' }, { value: 'db.example.com' }], options: { template: 'standard', ports: '22,443' }, priority: 4 }, 'targets, template and priority kept')
+      const targets = await cli(['schedule', 'update', s.id, '10.30.0.1', '--cron', '30 2 * * *', '--tz', 'UTC', '--json'], env)
+      t.equal(targets.code, 0, targets.stderr)
+      t.match(JSON.parse(targets.stdout), { cron: '30 2 * * *', timezone: 'UTC', scan: { targets: [{ value: '10.30.0.1', type: 'single_ip' }], options: { template: 'standard', ports: '22,443' } } })
+      const dropPorts = await cli(['schedule', 'update', s.id, '--ports', ''], env)
+      t.equal(dropPorts.code, 0, dropPorts.stderr)
+      t.same((await get(s.id)).scan.options, { template: 'standard' }, '--ports \'\' drops the override')
+
+      const off = await cli(['schedule', 'disable', s.id], env)
+      t.equal(off.code, 0, off.stderr)
+      t.match(off.stdout, /, disabled, no next run\.$/m)
+      t.match(await get(s.id), { enabled: false, nextRunAt: null })
+      const on = await cli(['schedule', 'enable', s.id, '--json'], env)
+      t.match(JSON.parse(on.stdout), { id: s.id, enabled: true, nextRunAt: /^\d{4}-/ })
+
+      const [bad, zone] = await Promise.all([cli(['schedule', 'create', '10.0.0.1', '--cron', '61 * * * *'], env), cli(['schedule', 'update', s.id, '--tz', 'Mars/Olympus'], env)])
+      t.equal(bad.code, 2, 'the server\'s 400 is a usage error')
+      t.match(bad.stderr, /Rejected: cron '61 \* \* \* \*' is not valid/)
+      t.equal(zone.code, 2)
+      t.match(zone.stderr, /timezone 'Mars\/Olympus' is not an IANA time zone/)
+
+      const deleted = await cli(['schedule', 'delete', s.id], env)
+      t.equal(deleted.code, 0, deleted.stderr)
+      t.equal(deleted.stdout, `Deleted schedule ${String(s.id)}; the scans it started stay.\n`)
+      t.equal((await app.inject({ url: `/app/schedule/${String(s.id)}`, headers: auth })).statusCode, 404)
+      const again = await cli(['schedule', 'show', s.id], env)
+      t.equal(again.code, 3)
+      t.match(again.stderr, /answered 404: No schedule with id/)
+    })
+
+    t.test('a schedule that fires: list shows its last run and scan, show its scans', async (t) => {
+      const host = loopbackAddress()
+      const port = await freePort(host)
+      const created = await cli(['schedule', 'create', host, '--cron', '* * * * * *', '--template', 'discovery', '--ports', String(port), '--name', 'every second', '--json'], env)
+      t.equal(created.code, 0, created.stderr)
+      const id = (JSON.parse(created.stdout) as Json).id as string
+      let s: Json = {}
+      for (let i = 0; i < 100 && (s.runs ?? 0) < 2; i++) {
+        await sleep(100)
+        s = await get(id)
+      }
+      t.ok(s.runs >= 2, `it ran (${String(s.runs)} runs)`)
+      const off = await cli(['schedule', 'disable', id], env)
+      t.equal(off.code, 0, off.stderr)
+      // A due time taken just before the change may still start its scan; then let the scans end, so what the CLI shows is settled.
+      await sleep(1500)
+      for (let i = 0; i < 100; i++) {
+        const scans = ((await app.inject({ url: '/app/scan?limit=100', headers: auth })).json() as Json).items.filter((x: Json) => x.scheduleId === id)
+        if (scans.every((x: Json) => ['completed', 'failed', 'cancelled'].includes(x.status))) break
+        await sleep(100)
+      }
+      s = await get(id)
+
+      // Four reads at once: each CLI run is a process of its own that spends most of its time starting.
+      const [table, listJson, show, showJson] = await Promise.all([['schedule', 'list'], ['schedule', 'list', '--json'], ['schedule', 'show', id], ['schedule', 'show', id, '--json']].map((args) => cli(args, env)))
+      t.equal(table.code, 0, table.stderr)
+      t.match(table.stdout, 'every second', 'its name')
+      t.match(table.stdout, s.lastRun.scanId, 'the last run\'s scan id')
+      t.match(table.stdout, s.lastRun.dueAt, 'the last run\'s due time')
+      t.match(table.stdout, /\n1 of 1 schedules\n$/)
+      const json = JSON.parse(listJson.stdout) as Json
+      t.match(json, { total: 1, items: [{ id, lastRun: s.lastRun, runs: s.runs }] })
+
+      t.equal(show.code, 0, show.stderr)
+      t.match(show.stdout, new RegExp(`^Schedule ${id} \\(every second\\): \\* \\* \\* \\* \\* \\* in UTC, disabled, no next run\\.\\n`))
+      t.match(show.stdout, `  scans: ${host} (template discovery, ports ${port}, p3)`, 'with the priority the server filled in')
+      t.match(show.stdout, `  last run: due ${String(s.lastRun.dueAt)}, scan ${String(s.lastRun.scanId)}`)
+      t.match(show.stdout, new RegExp(`Recent scans \\(\\d+ of ${String(s.runs)} among the 500 newest scans\\):\\n {2}${String(s.lastRun.scanId).replace(/\./g, '\\.')} +completed `), 'its scans, newest first')
+      const shown = JSON.parse(showJson.stdout) as Json
+      t.equal(shown.schedule.id, id)
+      t.equal(shown.scans.length, s.runs, 'every scan it started')
+      t.ok(shown.scans.every((x: Json) => x.scheduleId === id && x.id.startsWith(`${id}.`)), 'each carrying scheduleId')
+    })
+  })
+}
