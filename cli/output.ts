@@ -130,10 +130,12 @@ export function scheduledScanText (scan: Schedule['scan']): string {
 }
 
 export function schedulesTable (schedules: Schedule[]): string {
-  const t = newTable(['id', 'name', 'cron', 'enabled', 'scan', 'next run', 'last run', 'last scan', 'runs', 'skipped'])
+  // The last run's due time above the scan it started, and the zone under the expression: a row no wider than it must be.
+  const t = newTable(['id', 'name', 'cron', 'enabled', 'scan', 'next run', 'last run / its scan', 'runs'])
   for (const s of schedules) {
     t.push([s.id, s.name, `${s.cron}\n${pc.dim(s.timezone)}`, s.enabled ? pc.green('yes') : pc.yellow('no'), scheduledScanText(s.scan),
-      s.nextRunAt ?? pc.dim('none'), s.lastRun?.dueAt ?? pc.dim('never'), s.lastRun?.scanId ?? '', String(s.runs), String(s.skippedTotal)])
+      s.nextRunAt ?? pc.dim('none'), s.lastRun === null ? pc.dim('never') : `${s.lastRun.dueAt}\n${s.lastRun.scanId}`,
+      `${s.runs}${s.skippedTotal > 0 ? `\n${s.skippedTotal} skipped` : ''}`])
   }
   return t.toString()
 }
