@@ -9,7 +9,7 @@ import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
 export interface ScanRequestInput {
   id?: string
   targets: Target[]
-  options?: { template?: TemplateName, ports?: string }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
 }
 
@@ -47,6 +47,13 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
       return { message: `options.ports: ${(err as Error).message}`, scope: false }
     }
   }
+  if (req.options?.udpPorts !== undefined) {
+    try {
+      parsePortList(req.options.udpPorts)
+    } catch (err) {
+      return { message: `options.udpPorts: ${(err as Error).message}`, scope: false }
+    }
+  }
   return null
 }
 
@@ -56,6 +63,10 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     targets: req.targets.map((t) => ({ value: t.value, type: t.type })),
     template: req.options?.template ?? DEFAULT_TEMPLATE,
     ports: req.options?.ports,
+    // Only what the request says: a request without these hashes as it did before they existed.
+    udp: req.options?.udp,
+    udpPorts: req.options?.udpPorts,
+    discovery: req.options?.discovery,
     priority: req.priority ?? DEFAULT_PRIORITY
   }
   return {

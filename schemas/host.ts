@@ -13,8 +13,8 @@ export const TlsInfoSchema = Type.Object({
 /** What a port shows in host lists; GET /host/{address} adds the details. */
 const HostPortBrief = {
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  protocol: Type.Literal('tcp'),
-  state: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('filtered')]),
+  protocol: StringEnum(['tcp', 'udp'], { description: 'tcp, or udp when the scan covered UDP' }),
+  state: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('filtered'), Type.Literal('open|filtered')], { description: 'open|filtered: a UDP port that neither answered nor was refused' }),
   service: Type.Optional(Type.String()),
   product: Type.Optional(Type.String()),
   version: Type.Optional(Type.String())
@@ -29,7 +29,7 @@ export const HostPortSchema = Type.Object({
   tls: Type.Optional(ref(TlsInfoSchema))
 }, { $id: 'HostPort' })
 
-const PORTS_DESCRIPTION = 'Open and filtered ports, by number; a port a later scan found closed is removed'
+const PORTS_DESCRIPTION = 'Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed'
 
 const MAX_SEVERITY_DESCRIPTION = 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one'
 
@@ -56,7 +56,7 @@ export const HostSchema = Type.Object(hostProperties(ref(HostPortSchema)), { $id
 // of a union would make the serialiser validate each value to pick a branch.
 export const HostPortBriefSchema = Type.Object({
   ...HostPortBrief,
-  state: StringEnum(['open', 'closed', 'filtered'])
+  state: StringEnum(['open', 'closed', 'filtered', 'open|filtered'])
 }, { $id: 'HostPortBrief' })
 
 export const HostBriefSchema = Type.Object(hostProperties(

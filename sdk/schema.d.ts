@@ -628,6 +628,21 @@ export interface components {
              * @example 22,80,443,8000-8100
              */
             ports?: string;
+            /**
+             * @description Also scan UDP: the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)
+             * @default false
+             */
+            udp?: boolean;
+            /**
+             * @description UDP ports to scan instead of the template's; implies `udp` unless it is false
+             * @example 53,123,161
+             */
+            udpPorts?: string;
+            /**
+             * @description Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)
+             * @default true
+             */
+            discovery?: boolean;
         };
         /**
          * @example {
@@ -678,7 +693,10 @@ export interface components {
         ScanSummary: {
             hostsUp: number;
             hostsDown: number;
+            /** @description Open TCP and UDP ports */
             openPorts: number;
+            /** @description Of those, UDP ports that answered (present when the scan covered UDP) */
+            openUdpPorts?: number;
             findings: {
                 critical: number;
                 high: number;
@@ -702,6 +720,12 @@ export interface components {
             targets: components["schemas"]["Target"][];
             template: string;
             ports?: string;
+            /** @description Whether UDP was asked for (absent: no) */
+            udp?: boolean;
+            /** @description The UDP ports asked for instead of the template's */
+            udpPorts?: string;
+            /** @description false when host discovery was switched off */
+            discovery?: boolean;
             priority: number;
             /** Format: date-time */
             createdAt: string;
@@ -732,9 +756,13 @@ export interface components {
         };
         HostPort: {
             port: number;
-            /** @enum {string} */
-            protocol: "tcp";
-            state: "open" | "closed" | "filtered";
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
+            /** @description open|filtered: a UDP port that neither answered nor was refused */
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -754,7 +782,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPort"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;
@@ -763,10 +791,13 @@ export interface components {
         };
         HostPortBrief: {
             port: number;
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             /** @enum {string} */
-            protocol: "tcp";
-            /** @enum {string} */
-            state: "open" | "closed" | "filtered";
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -781,7 +812,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPortBrief"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;

@@ -101,8 +101,10 @@ export interface HostScanWrite {
   scanId: string
   at: string
   host: HostResult
-  /** Ports this scan covered for the host: host ports outside this set are kept from earlier scans. */
+  /** TCP ports this scan covered for the host: host ports outside this set are kept from earlier scans. */
   scannedPorts: number[]
+  /** UDP ports this scan covered (none when it did not scan UDP): likewise for the host's UDP ports. */
+  scannedUdpPorts?: number[]
   /** Findings seen now. */
   findings: NewFinding[]
   /**

@@ -10,6 +10,8 @@ export interface ScanSummary {
   hostsUp: number
   hostsDown: number
   openPorts: number
+  /** Of the open ports, UDP ones (present when the scan covered UDP). */
+  openUdpPorts?: number
   findings: Record<'critical' | 'high' | 'medium' | 'low' | 'none' | 'unknown', number>
   /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
   uncheckedProducts: string[]
@@ -29,6 +31,7 @@ export interface BatchSummary {
   hostsUp: number
   hostsDown: number
   openPorts: number
+  openUdpPorts?: number
   findings: ScanSummary['findings']
   uncheckedProducts: string[]
   /** Set when the batch failed for good. */
@@ -53,6 +56,11 @@ export interface ScanRecord {
   targets: Target[]
   template: TemplateName
   ports?: string
+  /** UDP asked for: the template's UDP ports, or `udpPorts`. */
+  udp?: boolean
+  udpPorts?: string
+  /** false: no host discovery before the port scan. */
+  discovery?: boolean
   priority: number
   /** SHA-256 of the normalized request, so a re-post is recognised as the same scan. */
   requestHash: string
@@ -75,7 +83,7 @@ export interface ScanRecord {
 /** The scan a schedule starts at each due time: POST /app/scan's body without an id. */
 export interface ScheduledScan {
   targets: Target[]
-  options?: { template?: TemplateName, ports?: string }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
 }
 
