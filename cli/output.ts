@@ -124,6 +124,9 @@ export function scheduledScanText (scan: Schedule['scan']): string {
   const opts = [
     scan.options?.template !== undefined ? `template ${scan.options.template}` : '',
     scan.options?.ports !== undefined ? `ports ${scan.options.ports}` : '',
+    // udpPorts implies UDP unless udp is false.
+    scan.options?.udp === false ? '' : scan.options?.udpPorts !== undefined ? `UDP ${scan.options.udpPorts}` : scan.options?.udp === true ? 'UDP' : '',
+    scan.options?.discovery === false ? 'no discovery' : '',
     scan.priority !== undefined ? `p${scan.priority}` : ''
   ].filter(Boolean)
   return `${scan.targets.map((t) => t.value).join(' ')}${opts.length > 0 ? ` (${opts.join(', ')})` : ''}`

@@ -11,13 +11,30 @@ type ScheduledScan = Schedule['scan']
 
 /** The scan options `vulnscan scan` takes, so a scheduled scan is written the same way as one posted now. */
 function scanOptions (cmd: Command, { update }: { update: boolean }): Command {
-  return cmd
-    .option('-t, --template <name>', `${TEMPLATE_NAMES.join(' | ')} (default: ${update ? 'unchanged' : DEFAULT_TEMPLATE})`)
+  cmd.option('-t, --template <name>', `${TEMPLATE_NAMES.join(' | ')} (default: ${update ? 'unchanged' : DEFAULT_TEMPLATE})`)
     .option('-p, --ports <list>', `ports instead of the template's, e.g. 22,80,8000-8100${update ? ' (\'\' drops the override)' : ''}`)
     .option(`--priority <${PRIORITY_MIN}-${PRIORITY_MAX}>`, `${PRIORITY_MAX} is the most urgent (default: ${update ? 'unchanged' : DEFAULT_PRIORITY})`)
+    .option('--udp', 'also scan the template\'s UDP ports (or --udp-ports)')
+  if (update) cmd.option('--no-udp', 'TCP only again')
+  cmd.option('--udp-ports <list>', `UDP ports instead of the template's, e.g. 53,123,161 (implies --udp)${update ? '; \'\' drops the override' : ''}`)
+  // Only the negation on create: commander would otherwise default it to true and send what the user never said.
+  if (update) cmd.option('--discovery', 'host discovery first again (the default)')
+  return cmd.option('--no-discovery', 'scan every address, without host discovery first (like nmap -Pn)')
 }
 
-interface ScanFlags { template?: string, ports?: string, priority?: string }
+interface ScanFlags { template?: string, ports?: string, priority?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
+
+/**
+ * The scan flags typed on the command line. A negatable flag (--no-udp, --no-discovery) gets a default from commander;
+ * a flag not typed must not be sent, or it would change the scheduled scan behind the user's back.
+ */
+function typedScanFlags<T extends ScanFlags> (cmd: Command, opts: T): T {
+  const typed: T = { ...opts }
+  for (const key of ['udp', 'discovery'] as const) if (cmd.getOptionValueSource(key) !== 'cli') delete typed[key]
+  return typed
+}
+
+const scanFlagsGiven = (f: ScanFlags): boolean => [f.template, f.ports, f.priority, f.udp, f.udpPorts, f.discovery].some((v) => v !== undefined)
 
 /**
  * The scan a schedule runs, from targets and flags laid over what it runs now (`base`): PATCH replaces `scan`
@@ -26,8 +43,17 @@ interface ScanFlags { template?: string, ports?: string, priority?: string }
 function scheduledScan (targets: string[], flags: ScanFlags, base?: ScheduledScan): ScheduledScan {
   const template = oneOf('template', flags.template, TEMPLATE_NAMES)
   const priority = integer('priority', flags.priority, PRIORITY_MIN, PRIORITY_MAX)
-  const options = { ...base?.options, ...(template !== undefined ? { template } : {}), ...(flags.ports !== undefined ? { ports: flags.ports } : {}) }
+  const options = {
+    ...base?.options,
+    ...(template !== undefined ? { template } : {}),
+    ...(flags.ports !== undefined ? { ports: flags.ports } : {}),
+    // Said outright: the API fills a missing `udp` with false, which would silence the ports given.
+    ...(flags.udp !== undefined ? { udp: flags.udp } : flags.udpPorts !== undefined && flags.udpPorts !== '' ? { udp: true } : {}),
+    ...(flags.udpPorts !== undefined ? { udpPorts: flags.udpPorts } : {}),
+    ...(flags.discovery !== undefined ? { discovery: flags.discovery } : {})
+  }
   if (options.ports === '') delete options.ports
+  if (options.udpPorts === '') delete options.udpPorts
   const chosenPriority = priority ?? base?.priority
   return {
     targets: targets.length > 0 ? targets.map((a) => inferTarget(a)) : base?.targets ?? [],
@@ -126,7 +152,7 @@ const schedule: CommandModule = (program, kit) => {
       ...(nonEmpty('tz', opts.tz) !== undefined ? { timezone: opts.tz } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
       ...(opts.disabled === true ? { enabled: false } : {}),
-      scan: scheduledScan(targets, opts)
+      scan: scheduledScan(targets, typedScanFlags(create, opts))
     }
     const { data: s } = await api(ctx.client.POST('/app/schedule', { body }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, s)
@@ -136,7 +162,7 @@ const schedule: CommandModule = (program, kit) => {
 
   const update = scanOptions(group.command('update')
     .summary('change a schedule: its cron, time zone, name, or what it scans')
-    .description('Changes the given fields; the run history stays. Targets given replace the scheduled targets; --template, --ports and --priority change only themselves, the rest of the scan stays.')
+    .description('Changes the given fields; the run history stays. Targets given replace the scheduled targets; each scan option changes only itself, the rest of the scan stays.')
     .argument('<schedule-id>')
     .argument('[target...]', 'new targets (replacing the current ones)')
     .option('--cron <expression>', 'a new cron expression')
@@ -144,15 +170,16 @@ const schedule: CommandModule = (program, kit) => {
     .option('--name <text>', 'a new name'), { update: true })
     .addHelpText('after', '\nExamples:\n  vulnscan schedule update <schedule-id> --cron \'30 2 * * *\' --tz UTC\n  vulnscan schedule update <schedule-id> 10.20.0.0/24 10.30.0.0/24 --template full\n')
   kit.hint(update, 'schedule update needs one schedule id, e.g. vulnscan schedule update <schedule-id> --cron \'0 4 * * *\'')
-  update.action(async (id: string, targets: string[], opts: ScanFlags & { cron?: string, tz?: string, name?: string }) => kit.run(update, async (ctx) => {
-    const scanChanged = targets.length > 0 || opts.template !== undefined || opts.ports !== undefined || opts.priority !== undefined
+  update.action(async (id: string, targets: string[], all: ScanFlags & { cron?: string, tz?: string, name?: string }) => kit.run(update, async (ctx) => {
+    const opts = typedScanFlags(update, all)
+    const scanChanged = targets.length > 0 || scanFlagsGiven(opts)
     if (!scanChanged && opts.cron === undefined && opts.tz === undefined && opts.name === undefined) {
-      throw usage('schedule update needs something to change: --cron, --tz, --name, targets, --template, --ports or --priority (enable and disable are commands of their own).')
+      throw usage('schedule update needs something to change: --cron, --tz, --name, targets, or a scan option (--template, --ports, --priority, --udp, --udp-ports, --discovery); enable and disable are commands of their own.')
     }
     let scan: ScheduledScan | undefined
     if (scanChanged) {
       // Check the flags before asking the server, then lay them over the scan it runs now.
-      scheduledScan([], { ...opts, ports: undefined }, { targets: [] })
+      scheduledScan([], { template: opts.template, priority: opts.priority }, { targets: [] })
       const { data: current } = await api(ctx.client.GET('/app/schedule/{id}', { params: { path: { id } } }), ctx.baseUrl)
       scan = scheduledScan(targets, opts, current.scan)
     }

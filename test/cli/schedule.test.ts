@@ -45,7 +45,19 @@ for (const backend of ['memory', 'redis'] as const) {
       t.match(JSON.parse(targets.stdout), { cron: '30 2 * * *', timezone: 'UTC', scan: { targets: [{ value: '10.30.0.1', type: 'single_ip' }], options: { template: 'standard', ports: '22,443' } } })
       const dropPorts = await cli(['schedule', 'update', s.id, '--ports', ''], env)
       t.equal(dropPorts.code, 0, dropPorts.stderr)
-      t.same((await get(s.id)).scan.options, { template: 'standard' }, '--ports \'\' drops the override')
+      const dropped = (await get(s.id)).scan.options as Json
+      t.notOk('ports' in dropped, '--ports \'\' drops the override')
+      t.equal(dropped.template, 'standard', 'and keeps the template')
+
+      const udp = await cli(['schedule', 'create', '10.40.0.0/28', '--cron', '@daily', '--udp-ports', '53,161', '--no-discovery', '--json'], env)
+      t.equal(udp.code, 0, udp.stderr)
+      const u = JSON.parse(udp.stdout) as Json
+      t.match(u.scan.options, { udp: true, udpPorts: '53,161', discovery: false }, 'UDP asked for outright with its ports (the API would fill in udp: false), no discovery')
+      const tcpOnly = await cli(['schedule', 'update', u.id, '--no-udp', '--discovery'], env)
+      t.equal(tcpOnly.code, 0, tcpOnly.stderr)
+      t.match(tcpOnly.stdout, /scans: 10\.40\.0\.0\/28 \(template quick, p3\)\n$/, 'UDP off although its ports stay listed')
+      t.match((await get(u.id)).scan.options, { udpPorts: '53,161', udp: false, discovery: true })
+      t.equal((await cli(['schedule', 'delete', u.id], env)).code, 0)
 
       const off = await cli(['schedule', 'disable', s.id], env)
       t.equal(off.code, 0, off.stderr)
