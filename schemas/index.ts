@@ -7,6 +7,7 @@ import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeyS
 import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
 import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookSchema } from './webhook'
 import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
+import { DiffFindingSchema, DiffHostSchema, DiffPortSchema, ScanDiffSchema, ServiceChangeSchema, ServiceVersionSchema } from './scan-diff'
 import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
@@ -22,5 +23,6 @@ export const sharedSchemas = [
   AuditEntrySchema, PageAuditEntrySchema,
   CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
-  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema
+  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema,
+  ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema
 ]

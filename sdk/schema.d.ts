@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/scan/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare a scan with another
+         * @description What changed between two ended scans: findings new (observed by this scan, not by the other), fixed (observed by the other on a host and port this scan covered and settled, not observed now) and unchanged; ports opened and closed on hosts up in both (only ports both scans covered count); services whose product or version changed; hosts that appeared or went down. Without `against`, the previous completed scan of the same targets (the same set of target values, order aside). Every list is paged by the same `limit` (default 100, at most 1000) and `offset`; `totals` gives each list's full length. 404 for an unknown scan; 409 for a scan still queued or running, or when no earlier completed scan of the same targets exists. Scans from before this version kept no per-scan results and compare as empty. Needs the `reader` role or higher (any key).
+         */
+        get: operations["diffScan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/scan": {
         parameters: {
             query?: never;
@@ -1496,6 +1516,183 @@ export interface components {
             /** @description One line saying what happened (for finding.new, one more line per finding, at most 20) */
             text: string;
         };
+        ServiceVersion: {
+            /** @description Protocol, e.g. ssh */
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        DiffFinding: {
+            /** @description Finding id (GET /vulnerability/finding/{id} … and PATCH decide it) */
+            id: string;
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            cveId: string;
+            /** @enum {string} */
+            severity: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+            /** @description null when the CVE has no CVSS score (never 0 for a missing one) */
+            cvss: number | null;
+            /**
+             * @description The finding's status now (a finding fixed in the diff is usually `fixed`)
+             * @enum {string}
+             */
+            status: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
+            /** @description The product on the port, as the scan that observed the finding saw it */
+            product?: string;
+            version?: string;
+        };
+        DiffPort: {
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            /** @description Protocol, e.g. ssh */
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        ServiceChange: {
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            before: components["schemas"]["ServiceVersion"];
+            after: components["schemas"]["ServiceVersion"];
+        };
+        DiffHost: {
+            /** @description The host's IP address */
+            address: string;
+            /** @description Open ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down */
+            openPorts: number[];
+        };
+        /**
+         * @example {
+         *       "scanId": "nightly.1767229200000",
+         *       "against": "nightly.1767142800000",
+         *       "limit": 100,
+         *       "offset": 0,
+         *       "totals": {
+         *         "newFindings": 1,
+         *         "fixedFindings": 1,
+         *         "unchangedFindings": 0,
+         *         "portsOpened": 0,
+         *         "portsClosed": 1,
+         *         "servicesChanged": 1,
+         *         "hostsAppeared": 0,
+         *         "hostsDown": 0
+         *       },
+         *       "findings": {
+         *         "new": [
+         *           {
+         *             "id": "3f9a1c0d2e4b5a6978877665",
+         *             "address": "10.20.0.5",
+         *             "port": 22,
+         *             "cveId": "CVE-2024-6387",
+         *             "severity": "high",
+         *             "cvss": 8.1,
+         *             "status": "open",
+         *             "product": "OpenSSH",
+         *             "version": "9.6p1"
+         *           }
+         *         ],
+         *         "fixed": [
+         *           {
+         *             "id": "9be0f1a2c3d4e5f601122334",
+         *             "address": "10.20.0.5",
+         *             "port": 6379,
+         *             "cveId": "CVE-2022-0543",
+         *             "severity": "critical",
+         *             "cvss": 10,
+         *             "status": "fixed",
+         *             "product": "Redis",
+         *             "version": "6.0.5"
+         *           }
+         *         ],
+         *         "unchanged": []
+         *       },
+         *       "ports": {
+         *         "opened": [],
+         *         "closed": [
+         *           {
+         *             "address": "10.20.0.5",
+         *             "port": 6379,
+         *             "service": "redis",
+         *             "product": "Redis",
+         *             "version": "6.0.5"
+         *           }
+         *         ]
+         *       },
+         *       "services": {
+         *         "changed": [
+         *           {
+         *             "address": "10.20.0.5",
+         *             "port": 22,
+         *             "before": {
+         *               "service": "ssh",
+         *               "product": "OpenSSH",
+         *               "version": "9.2p1"
+         *             },
+         *             "after": {
+         *               "service": "ssh",
+         *               "product": "OpenSSH",
+         *               "version": "9.6p1"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "hosts": {
+         *         "appeared": [],
+         *         "down": []
+         *       }
+         *     }
+         */
+        ScanDiff: {
+            /** @description The scan compared */
+            scanId: string;
+            /** @description The scan it is compared with: `against`, or the previous completed scan of the same targets */
+            against: string;
+            /** @description Most items of each list in this response */
+            limit: number;
+            /** @description Items skipped at the start of each list */
+            offset: number;
+            /** @description Every list's full length */
+            totals: {
+                /** @description Findings this scan observed and the other did not */
+                newFindings: number;
+                /** @description Findings the other scan observed on a host and port this scan covered and settled, and this one did not */
+                fixedFindings: number;
+                /** @description Findings both scans observed */
+                unchangedFindings: number;
+                /** @description Ports open now that the other scan covered and did not find open */
+                portsOpened: number;
+                /** @description Ports the other scan found open that this scan covered and did not */
+                portsClosed: number;
+                /** @description Ports open in both scans whose service, product or version changed */
+                servicesChanged: number;
+                /** @description Hosts up now that the other scan did not see up */
+                hostsAppeared: number;
+                /** @description Hosts up in the other scan that this scan saw down */
+                hostsDown: number;
+            };
+            /** @description Most severe first (severity, then CVSS), then by address, port and CVE */
+            findings: {
+                new: components["schemas"]["DiffFinding"][];
+                fixed: components["schemas"]["DiffFinding"][];
+                unchanged: components["schemas"]["DiffFinding"][];
+            };
+            /** @description By address, then port; only hosts up in both scans */
+            ports: {
+                opened: components["schemas"]["DiffPort"][];
+                /** @description With the service the other scan saw on the port */
+                closed: components["schemas"]["DiffPort"][];
+            };
+            services: {
+                changed: components["schemas"]["ServiceChange"][];
+            };
+            hosts: {
+                appeared: components["schemas"]["DiffHost"][];
+                down: components["schemas"]["DiffHost"][];
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -2529,6 +2726,89 @@ export interface operations {
             };
         };
     };
+    diffScan: {
+        parameters: {
+            query?: {
+                /** @description The scan to compare with; default: the previous completed scan of the same targets */
+                against?: string;
+                /** @description Most items of each list */
+                limit?: number;
+                /** @description Items to skip at the start of each list */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The differences */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanDiff"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listScans: {
         parameters: {
             query?: {
@@ -3390,6 +3670,11 @@ export interface operations {
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                 /** @description true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without */
                 hasFindings?: boolean;
+                /**
+                 * @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now
+                 * @example scan-1
+                 */
+                scanId?: string;
                 /** @description Sort key; addresses sort numerically, IPv4 before IPv6 */
                 sort?: "lastSeen" | "address" | "findings" | "severity";
                 /** @description Default: ascending for address, descending for the others */
@@ -3421,6 +3706,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3736,6 +4030,11 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */
                 host?: string;
+                /**
+                 * @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`
+                 * @example scan-1
+                 */
+                scanId?: string;
             };
             header?: never;
             path?: never;
@@ -3764,6 +4063,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,7 @@ import audit from './audit'
 import cancel from './cancel'
 import cve from './cve'
 import decide from './decide'
+import diff from './diff'
 import health from './health'
 import host from './host'
 import hosts from './hosts'
@@ -15,4 +16,4 @@ import status from './status'
 import vulns from './vulns'
 import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, vulns, decide, cve, schedule, webhook, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, hosts, host, vulns, decide, cve, schedule, webhook, keys, audit, health]

@@ -24,6 +24,7 @@ export function withHostPageCache (inner: ResultsStore, maxEntries = 256): Resul
     decideFinding: (id, status, comment, by) => inner.decideFinding(id, status, comment, by),
     hostsForCve: (cveId) => inner.hostsForCve(cveId),
     refreshExploitContext: (lookup) => inner.refreshExploitContext(lookup),
+    scanHosts: (scanId) => inner.scanHosts(scanId),
     async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
       // Read before the page: a page is never older than the revision it is kept under.
       const revision = await inner.hostsRevision()

@@ -363,7 +363,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 /** Whether a query filters by anything beyond the statuses the default lists leave out. */
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
-    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined
+    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

@@ -295,6 +295,11 @@ export interface Store {
    * cancelled are final). Null for an unknown scan; `applied` false when it was terminal.
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
+  /**
+   * The newest scan in `status` created before scan `id` with the same targets (lib/scans.ts targetsKey); null
+   * when there is none, or no scan `id`.
+   */
+  previousScan(id: string, status: ScanStatus): Promise<ScanRecord | null>
   /** A batch's progress so far; each value only ever goes up (a re-run batch cannot move it back). */
   reportBatchProgress(id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void>
   /** Record a batch as finished (once; a second call changes nothing) and return every finished batch's summary. */

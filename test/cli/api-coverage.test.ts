@@ -1,5 +1,6 @@
 // Every operation of the API has its CLI command (issue 14): each operationId under `paths` in openapi.yaml is mapped
-// here to the command that calls it, and that command exists. A new route without a command fails this test.
+// here to the command that calls it, and that command exists. A new route without a command fails this test: add the
+// command, and its operationId here.
 import { test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -25,6 +26,7 @@ const COMMAND_OF: Record<string, string> = {
   listScans: 'scans',
   getScan: 'status',
   cancelScan: 'cancel',
+  diffScan: 'diff',
   streamScanEvents: 'status', // status --wait and scan --wait follow the event stream
   createSchedule: 'schedule create',
   listSchedules: 'schedule list',

@@ -53,6 +53,10 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
     const res = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id, targets: [{ type: 'single_ip', value: '127.0.0.9' }] } })
     if (res.statusCode !== 200) throw new Error(`seeding scan ${id}: ${res.statusCode} ${res.body}`)
   }
+  // A completed scan of the same target before the ended one: what GET /app/scan/{id}/diff compares it with.
+  await post('seed-done')
+  await app.store.updateScan('seed-done', { status: 'completed', finishedAt: new Date(T0).toISOString() })
+  await new Promise((resolve) => setTimeout(resolve, 2))
   await post('seed-ended')
   await app.inject({ method: 'DELETE', url: '/app/scan/seed-ended', headers: auth })
   const scanIds = ['seed-ended']
@@ -74,6 +78,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
     pools: {
       params: {
         id: scanIds,
+        // The seeded scans alone, not those the fuzz creates (queued, never comparable): a diff needs ended scans.
+        diffId: [...scanIds, 'seed-done'],
         keyId: [keyId],
         scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
         webhookId: [(webhook.json() as { id: string }).id, 'no-such-webhook'],
@@ -96,7 +102,7 @@ function poolsFor (op: Operation, world: World): Pools {
     ? p.keyId
     : op.path.startsWith('/vulnerability/finding')
       ? p.findingId
-      : op.path.startsWith('/app/schedule') ? p.scheduleId : op.path.startsWith('/admin/webhook') ? p.webhookId : p.id
+      : op.path.startsWith('/app/schedule') ? p.scheduleId : op.path.startsWith('/admin/webhook') ? p.webhookId : op.id === 'diffScan' ? p.diffId : p.id
   return { params: { id, address: p.address, cveId: p.cveId }, bodyIds: TRICKY_IDS }
 }
 

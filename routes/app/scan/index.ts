@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox'
 import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
+import scanDiff from './diff'
 
 // Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
 const SSE_RESYNC_MS = 10_000
@@ -17,6 +18,8 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   // Open event streams end when the server closes, instead of holding the close up.
   const streams = new Set<() => void>()
   fastify.addHook('preClose', async () => { for (const end of streams) end() })
+  // Autoload reads only index.ts in a folder that has one: the scan's other routes are registered from here.
+  await fastify.register(scanDiff)
 
   fastify.post('/', {
     prefixTrailingSlash: 'no-slash',
