@@ -12,11 +12,12 @@ import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
+import { ScanReportSchema } from './report'
 
 export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
-  ScanSummarySchema, ScanSchema, PageScanSchema,
+  ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,

@@ -252,6 +252,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/scan/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scan's report
+         * @description A finished scan's report: the scan (targets, template, times, status, summary), the hosts it saw with their open ports and services, the findings it observed (each with its source and rule) and the data it was matched against. `format` chooses json, csv (the columns of the findings CSV export), sarif (SARIF 2.1.0: one result per finding, one rule per CVE with its NVD page and CVSS as `security-severity`, the location `tcp://<address>:<port>` as artifact URI and as logical location) or html (one self-contained page with a severity chart, for people and printers; it lists the 1000 most severe findings and says so when there are more); without `format` the Accept header chooses, JSON by default. JSON, CSV and SARIF are streamed however many findings there are. Each comes as an attachment named `vulnscan-report-<id>.<json|csv|sarif|html>`. A queued or running scan has no report yet (409); a failed or cancelled scan's report covers what it wrote before it ended and says it is partial. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getScanReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/schedule": {
         parameters: {
             query?: never;
@@ -765,6 +785,51 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        /** @description A scan's report: the scan, its hosts and its findings, and the data it was matched against */
+        ScanReport: {
+            report: {
+                /** @enum {string} */
+                format: "vulnscan-scan-report";
+                /** @enum {number} */
+                version: 1;
+                /** @description vulnscan and its version */
+                generator: string;
+                /** Format: date-time */
+                generatedAt: string;
+                /** @description Set when the scan failed or was cancelled: the report covers only what it wrote before it ended */
+                partial: string | null;
+                /** @description The filters the report was asked with */
+                filters: {
+                    tag?: string;
+                    /** @enum {string} */
+                    minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+                };
+            };
+            scan: components["schemas"]["Scan"];
+            /** @description What the scan was matched against (its summary's dataSources); null when it recorded none */
+            dataSources: components["schemas"]["DataSources"] | null;
+            /** @description Every host the scan saw, up or down, in address order, with its ports and services */
+            hosts: components["schemas"]["Host"][];
+            /** @description The findings the scan observed (as GET /vulnerability?scanId= lists them), highest CVSS first; each names its source and rule */
+            findings: components["schemas"]["Finding"][];
+            /** @description Counts over the hosts and findings above; standingBySeverity counts open and reopened findings, as the API's totals do */
+            totals: {
+                hosts: number;
+                findings: number;
+                standingBySeverity: {
+                    critical: number;
+                    high: number;
+                    medium: number;
+                    low: number;
+                    none: number;
+                    unknown: number;
+                };
+                /** @description Findings in the report per status */
+                byStatus: {
+                    [key: string]: number;
+                };
+            };
         };
         TlsInfo: {
             protocol?: string;
@@ -3181,6 +3246,101 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getScanReport: {
+        parameters: {
+            query?: {
+                /** @description json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything) */
+                format?: "json" | "csv" | "sarif" | "html";
+                /** @description Only hosts carrying this tag, and the findings on them */
+                tag?: string;
+                /** @description Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed */
+                minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanReport"];
+                    "text/csv": string;
+                    "application/sarif+json": Record<string, never>;
+                    "text/html": string;
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None of the accepted media types can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

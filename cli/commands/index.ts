@@ -9,6 +9,7 @@ import health from './health'
 import host from './host'
 import hosts from './hosts'
 import keys from './keys'
+import report from './report'
 import scan from './scan'
 import scans from './scans'
 import schedule from './schedule'
@@ -16,4 +17,4 @@ import status from './status'
 import vulns from './vulns'
 import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, hosts, host, vulns, decide, cve, schedule, webhook, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, vulns, decide, cve, schedule, webhook, keys, audit, health]

@@ -27,6 +27,7 @@ const COMMAND_OF: Record<string, string> = {
   getScan: 'status',
   cancelScan: 'cancel',
   diffScan: 'diff',
+  getScanReport: 'report',
   streamScanEvents: 'status', // status --wait and scan --wait follow the event stream
   createSchedule: 'schedule create',
   listSchedules: 'schedule list',

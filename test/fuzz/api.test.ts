@@ -279,8 +279,11 @@ test('every operation in openapi.yaml answers every generated request as the doc
       // A stream of a queued scan stays open while the worker is off; the stream route gets a store whose
       // scans have all ended, so a 200 stream closes and "no hang" stays checkable.
       const streams = await seed((await build(t, backend, overrides)).app, 'ended')
+      // A report exists only for an ended scan: in the main store the fuzz's own queued scans crowd the one ended
+      // scan out of the id pool, so reports are asked of the store whose scans have all ended.
+      const onEnded = ['streamScanEvents', 'getScanReport']
       for (const op of ops) {
-        await t.test(op.id, async (t) => fuzz(t, op.id === 'streamScanEvents' ? streams : main, op, backend))
+        await t.test(op.id, async (t) => fuzz(t, onEnded.includes(op.id) ? streams : main, op, backend))
       }
     })
   }

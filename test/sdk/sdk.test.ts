@@ -231,6 +231,19 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal(missing.response.status, 404)
     })
 
+    t.test('the scan\'s report: JSON as the document defines it, the other formats by their media types', async (t) => {
+      const json = await admin.GET('/app/scan/{id}/report', { params: { path: { id: scanId }, query: { format: 'json' } } })
+      t.equal(json.response.status, 200)
+      t.equal((json.data as { scan: { id: string } } | undefined)?.scan.id, scanId)
+      for (const format of ['csv', 'sarif', 'html'] as const) {
+        const other = await admin.GET('/app/scan/{id}/report', { params: { path: { id: scanId }, query: { format } }, parseAs: 'text' })
+        t.equal(other.response.status, 200, format)
+        t.match(other.response.headers.get('content-disposition'), new RegExp(`filename="vulnscan-report-.*\\.${format}"`))
+      }
+      const missing = await admin.GET('/app/scan/{id}/report', { params: { path: { id: 'no-such-scan' } } })
+      t.equal(missing.response.status, 404)
+    })
+
     t.test('cancelling: a queued scan is cancelled, an ended one is a 409', async (t) => {
       // Lowest priority and the whole port range, so it is still queued or running when the cancel arrives.
       const id = `sdk-cancel-${backend}`
