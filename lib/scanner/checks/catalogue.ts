@@ -28,7 +28,10 @@ function check (def: CheckDefinition): Readonly<CheckDefinition> {
   return Object.freeze({ ...def, services: Object.freeze([...def.services]) as string[] })
 }
 
-/** The transport checks run on every port where detection completed a TLS handshake first, whatever runs inside. */
+/**
+ * The transport checks run on every port where detection completed a TLS handshake first, whatever runs inside, and
+ * on clear-text ports whose protocol upgrades with STARTTLS (SMTP, IMAP, POP3, FTP).
+ */
 const TLS_SERVICES = ['tls']
 
 export const CHECKS: readonly Readonly<CheckDefinition>[] = Object.freeze([
