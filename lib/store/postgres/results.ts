@@ -147,23 +147,6 @@ ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.sev
   cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
   first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, record = EXCLUDED.record`
 
-// The write path knows which findings are new (a host's findings are read, locked, before its write, and a
-// finding's id names its host): new ones are plain inserts, known ones updates, neither a speculative insertion.
-const INSERT_FINDINGS = `
-INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
-SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
-  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], string_to_array($14::text, E'\n'))
-  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)`
-
-const UPDATE_FINDINGS = `
-UPDATE findings f SET cve_id = x.cve_id, severity = x.severity, cvss = x.cvss, cvss_sort = x.cvss_sort, epss = x.epss, kev = x.kev,
-  status = x.status, confidence = x.confidence, first_seen_ms = x.first_seen_ms, last_seen_ms = x.last_seen_ms, risk = x.risk, record = x.record::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
-  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], string_to_array($14::text, E'\n'))
-  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
-WHERE f.id = x.id`
-
 const APPLY_COUNTS = `
 INSERT INTO finding_counts (status, severity, kev, confidence, cvss_sort, n)
 SELECT status, severity, kev, confidence, cvss_sort, n
@@ -345,30 +328,21 @@ export class PostgresResultsStore implements ResultsStore {
 
       const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))
       const deltas = new CountDeltas()
-      const added: FindingRecord[] = []
-      const addedTexts: string[] = []
-      const changed: FindingRecord[] = []
+      const changedFindings: FindingRecord[] = []
       const changedTexts: string[] = []
       for (const list of byHost.values()) {
         for (const f of list) {
           const text = JSON.stringify(f)
-          const before = textBefore.get(f.id)
-          if (before === text) continue
+          if (textBefore.get(f.id) === text) continue
           const prev = findingsBefore.get(f.id)
-          if (prev === undefined) {
-            added.push(f)
-            addedTexts.push(text)
-          } else {
-            changed.push(f)
-            changedTexts.push(text)
-            deltas.add(prev, -1)
-          }
+          changedFindings.push(f)
+          changedTexts.push(text)
+          if (prev !== undefined) deltas.add(prev, -1)
           deltas.add(f, 1)
         }
       }
       if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, hostParams(changedHosts))
-      if (added.length > 0) await c.query(INSERT_FINDINGS, findingParams(added, addedTexts))
-      if (changed.length > 0) await c.query(UPDATE_FINDINGS, findingParams(changed, changedTexts))
+      if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, findingParams(changedFindings, changedTexts))
       const changedScans = [...scans].filter(([key, row]) => {
         const before = scansBefore.get(key)
         return before === undefined || before.text !== row.text || !isDeepStrictEqual(before.ids, row.ids) || !isDeepStrictEqual(before.ports, row.ports)
@@ -384,7 +358,7 @@ export class PostgresResultsStore implements ResultsStore {
       }
       await this.applyCounts(c, deltas)
       await this.bumpRevision(c)
-      return { out, rows: changedHosts.length + added.length + changed.length + changedScans.length }
+      return { out, rows: changedHosts.length + changedFindings.length + changedScans.length }
     })
     this.wrote(written.rows)
     return written.out
