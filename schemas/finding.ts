@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { OFFSET_MAX, pageOf, ref, StringEnum } from './common'
+import { tagFilter } from './tags'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
@@ -90,7 +91,8 @@ const findingFilterProperties = {
 
 export const FindingListQuerySchema = Type.Object({
   ...findingFilterProperties,
-  host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' }))
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
+  tag: tagFilter('Only findings on hosts carrying this tag')
 }, { additionalProperties: false })
 
 export const HostFindingQuerySchema = Type.Object(findingFilterProperties, { additionalProperties: false })

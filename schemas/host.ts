@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
+import { tagFilter, TagSchema } from './tags'
 
 export const TlsInfoSchema = Type.Object({
   protocol: Type.Optional(Type.String()),
@@ -45,7 +46,8 @@ function hostProperties (port: TSchema, maxSeverity: TSchema = Type.Union([Type.
     rttMs: Type.Optional(Type.Number()),
     ports: Type.Array(port, { description: PORTS_DESCRIPTION }),
     findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
-    maxSeverity
+    maxSeverity,
+    tags: Type.Array(ref(TagSchema), { description: 'The host\'s tags, in code-unit order: set with PUT /host/{address}/tags, added to by scans that name `tags` (a scan never removes one)', examples: [['prod', 'team:web']] })
   }
 }
 
@@ -74,6 +76,7 @@ export const HostListQuerySchema = Type.Object({
   product: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only hosts with an open port running this product, e.g. `OpenSSH` (case-insensitive)' })),
   minSeverity: Type.Optional(StringEnum(['none', 'low', 'medium', 'high', 'critical'], { description: 'Only hosts whose most severe standing finding is at least this severe' })),
   hasFindings: Type.Optional(Type.Boolean({ description: 'true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without' })),
+  tag: tagFilter('Only hosts carrying this tag'),
   sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))
 }, { additionalProperties: false })
