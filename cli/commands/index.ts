@@ -11,6 +11,7 @@ import keys from './keys'
 import scan from './scan'
 import scans from './scans'
 import status from './status'
+import tags from './tags'
 import vulns from './vulns'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, vulns, decide, cve, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, scans, hosts, host, tags, vulns, decide, cve, keys, audit, health]
