@@ -84,6 +84,9 @@ export function requestId (req: { headers: Record<string, string | string[] | un
 export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
     bodyLimit: config.BODY_LIMIT,
+    // Compiling every route's schemas takes a few seconds on a busy 2-core machine; avvio's default of 10 s per
+    // plugin was seen to run out there, which failed a start that only needed more time.
+    pluginTimeout: 60_000,
     // Slow clients: each stalled connection holds a descriptor the scanner's sockets need too.
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
     connectionTimeout: config.HTTP_IDLE_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import type { FindingExportQuery, FindingRecord, ResultsStore } from './store/re
 export const CSV_COLUMNS = [
   'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',
   'status', 'confidence', 'confidenceNote', 'source', 'rule', 'product', 'version', 'matchedCpe', 'criterion', 'reason',
-  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description'
+  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description', 'remediation'
 ] as const
 
 type Column = typeof CSV_COLUMNS[number]
@@ -40,6 +40,7 @@ function cell (f: FindingRecord, c: Column): string | number | boolean | null {
     case 'kevRansomware': return f.kev === null ? '' : f.kev.ransomware === true
     case 'epss': return f.epss?.score ?? null
     case 'epssPercentile': return f.epss?.percentile ?? null
+    case 'remediation': return f.remediation ?? null
     default: return f[c]
   }
 }

@@ -24,8 +24,12 @@ export type FindingStatus = typeof FINDING_STATUSES[number]
 /** The statuses a CI gate (--fail-on) and a scan's severity totals count: what is open now. */
 export const GATE_STATUSES: readonly FindingStatus[] = ['open', 'reopened']
 
-/** The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, or a distribution tracker. */
-export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution'] as const
+/**
+ * The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, a distribution tracker,
+ * or one of vulnscan's own exposure checks (lib/scanner/checks/catalogue.ts: a service that lets anyone in, a weak
+ * transport), whose findings carry the check's `VULNSCAN-…` id where CVE findings carry a CVE id.
+ */
+export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution', 'vulnscan'] as const
 export type FindingSource = typeof FINDING_SOURCES[number]
 
 /** Finding list orders; risk is KEV (known ransomware use first), then EPSS, then CVSS. */

@@ -8,6 +8,8 @@ const SEVERITIES: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] = ['c
 const STATUSES = [...FINDING_STATUSES]
 const SOURCES = [...FINDING_SOURCES]
 const CVE_PATTERN = '^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,}$'
+/** A CVE id, or the `VULNSCAN-…` id of one of vulnscan's own exposure checks. */
+const FINDING_ID_PATTERN = '^([Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,}|[Vv][Uu][Ll][Nn][Ss][Cc][Aa][Nn](-[A-Za-z0-9]+)+)$'
 
 export const KevSchema = Type.Object({
   dateAdded: Type.String({ description: 'When CISA added the CVE to its Known Exploited Vulnerabilities catalog' }),
@@ -37,8 +39,8 @@ export const FindingSchema = Type.Object({
   id: Type.String({ description: 'Stable id from address, port and CVE: the same finding in every scan' }),
   address: Type.String(),
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  cveId: Type.String(),
-  severity: StringEnum(SEVERITIES, { description: '`unknown` when the CVE has no CVSS score yet' }),
+  cveId: Type.String({ description: 'The CVE id, or for a finding of vulnscan\'s own exposure checks (source `vulnscan`) the check\'s id, e.g. `VULNSCAN-REDIS-NOAUTH`', examples: ['CVE-2023-28531', 'VULNSCAN-REDIS-NOAUTH'] }),
+  severity: StringEnum(SEVERITIES, { description: '`unknown` when the CVE has no CVSS score yet; for an exposure check, the severity the check sets (its reason is in `reason`)' }),
   cvss: Type.Union([Type.Number({ minimum: 0, maximum: 10 }), Type.Null()], { description: 'Base score; null when none exists (never 0 for missing)' }),
   cvssVersion: nullable(Type.String(), 'CVSS version of the score'),
   cvssVector: nullable(Type.String(), 'CVSS vector of the score'),
@@ -50,7 +52,7 @@ export const FindingSchema = Type.Object({
   matchedCpe: Type.String({ description: 'The CPE 2.3 name the scan derived from the service' }),
   criterion: Type.String({ description: 'The NVD criterion that matched, with its version bounds' }),
   reason: Type.String({ description: 'Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)`' }),
-  source: StringEnum(SOURCES, { description: 'The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker)' }),
+  source: StringEnum(SOURCES, { description: 'The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker), vulnscan (one of vulnscan\'s own exposure checks: `GET /vulnerability/check` lists them)' }),
   rule: Type.String({ description: 'The exact rule of that source that decided it' }),
   observed: StringEnum(['open', 'fixed_by_distribution', 'potential'], { description: 'What the last scan concluded, whatever a user decided since' }),
   distribution: Type.Union([ref(DistributionEvidenceSchema), Type.Null()], { description: 'The distribution package and tracker entry; null when the banner shows no distribution' }),
@@ -58,6 +60,7 @@ export const FindingSchema = Type.Object({
   confidenceNote: nullable(Type.String(), 'What qualifies the confidence, e.g. a possible backport or a required platform'),
   evidence: Type.String({ description: 'The banner or reply that shows the product and version' }),
   requiresPlatform: Type.Array(Type.String(), { description: 'Platform CPEs the NVD configuration also requires (not visible to a scan)' }),
+  remediation: Type.Optional(Type.String({ description: 'What to do about it, one line (exposure checks set it; absent on CVE findings)' })),
   status: StringEnum(STATUSES, { description: 'open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates' }),
   firstSeen: Type.String({ format: 'date-time' }),
   lastSeen: Type.String({ format: 'date-time' }),
@@ -82,7 +85,7 @@ const findingFilterProperties = {
   minCvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'Only findings with a CVSS score at least this (findings without a score are left out)' })),
   minEpss: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Only findings with an EPSS score at least this (findings without one are left out)' })),
   kev: Type.Optional(Type.Boolean({ description: 'true: only known exploited CVEs (CISA KEV); false: only the others' })),
-  cveId: Type.Optional(Type.String({ pattern: CVE_PATTERN, maxLength: 32, description: 'Only findings of this CVE' })),
+  cveId: Type.Optional(Type.String({ pattern: FINDING_ID_PATTERN, maxLength: 64, description: 'Only findings of this CVE, or of this exposure check (`VULNSCAN-…`)' })),
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
   sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),

@@ -932,9 +932,14 @@ export interface components {
             id: string;
             address: string;
             port: number;
+            /**
+             * @description The CVE id, or for a finding of vulnscan's own exposure checks (source `vulnscan`) the check's id, e.g. `VULNSCAN-REDIS-NOAUTH`
+             * @example CVE-2023-28531
+             * @example VULNSCAN-REDIS-NOAUTH
+             */
             cveId: string;
             /**
-             * @description `unknown` when the CVE has no CVSS score yet
+             * @description `unknown` when the CVE has no CVSS score yet; for an exposure check, the severity the check sets (its reason is in `reason`)
              * @enum {string}
              */
             severity: "critical" | "high" | "medium" | "low" | "none" | "unknown";
@@ -959,10 +964,10 @@ export interface components {
             /** @description Why it matched, e.g. `2.0.11 < 2.0.16 (versionEndExcluding)` */
             reason: string;
             /**
-             * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker)
+             * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker), vulnscan (one of vulnscan's own exposure checks: `GET /vulnerability/check` lists them)
              * @enum {string}
              */
-            source: "nvd" | "cna" | "adp" | "distribution";
+            source: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
             /** @description The exact rule of that source that decided it */
             rule: string;
             /**
@@ -983,6 +988,8 @@ export interface components {
             evidence: string;
             /** @description Platform CPEs the NVD configuration also requires (not visible to a scan) */
             requiresPlatform: string[];
+            /** @description What to do about it, one line (exposure checks set it; absent on CVE findings) */
+            remediation?: string;
             /**
              * @description open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates
              * @enum {string}
@@ -3912,7 +3919,7 @@ export interface operations {
                 minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
-                /** @description Only findings of this CVE */
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
@@ -4006,7 +4013,7 @@ export interface operations {
                 minEpss?: number;
                 /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
                 kev?: boolean;
-                /** @description Only findings of this CVE */
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";

@@ -4,6 +4,7 @@
 
 import { setMaxListeners } from 'node:events'
 import { detectService, type DetectOptions } from './detect'
+import { runChecks, type CheckTarget, type PortChecks } from './checks/index'
 import { abortReason, canonicalAddress, scanPorts, type PortScanHost } from './portscan'
 import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
 import type { HostResult, PortResult, ScanProgress, ServiceInfo, Target, Template } from './types'
@@ -25,6 +26,8 @@ export interface ScanHostsOptions {
   detectTimeoutMs?: number
   /** Replaces service detection (tests of the pipeline itself). */
   detect?: (opts: DetectOptions) => Promise<ServiceInfo>
+  /** Replaces the exposure checks (tests of the pipeline itself). */
+  checks?: (target: CheckTarget) => Promise<PortChecks>
 }
 
 export interface RunScanOptions extends ScanHostsOptions {
@@ -74,6 +77,7 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
   const { template, signal } = opts
   if (signal?.aborted === true) throw abortReason(signal)
   const detect = opts.detect ?? detectService
+  const check = opts.checks ?? runChecks
   const level = template.detection
   const limit = limiter(Math.max(1, opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency))
   // Several entries may name one address (callers other than expandTargets do not dedupe).
@@ -93,13 +97,18 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
   const onAbort = (): void => inner.abort(signal?.reason)
   signal?.addEventListener('abort', onAbort, { once: true })
 
-  const finishHost = (scanned: PortScanHost, services: Map<number, ServiceInfo>): void => {
+  const finishHost = (scanned: PortScanHost, services: Map<number, ServiceInfo>, checked = new Map<number, PortChecks>()): void => {
     const ports: PortResult[] = []
     if (scanned.up) {
       for (const port of scanned.open) {
         const r: PortResult = { port, protocol: 'tcp', state: 'open' }
         const s = services.get(port)
         if (s !== undefined) r.service = s
+        const c = checked.get(port)
+        if (c !== undefined) {
+          r.exposures = c.exposures
+          r.checked = c.concluded
+        }
         ports.push(r)
       }
       for (const port of scanned.filtered) ports.push({ port, protocol: 'tcp', state: 'filtered' })
@@ -123,6 +132,9 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
       return
     }
     const services = new Map<number, ServiceInfo>()
+    const checked = new Map<number, PortChecks>()
+    // The names the scan was given for this address: the certificate check holds the certificate to them.
+    const hostnames = [...new Set((byAddress.get(scanned.address) ?? []).flatMap((i) => hosts[i].hostnames))]
     pending.push(Promise.all(scanned.open.map(async (port) => await limit(async () => {
       if (inner.signal.aborted) return
       let info: ServiceInfo
@@ -132,7 +144,14 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
         info = { service: 'unknown', cpe: [] }
       }
       services.set(port, info)
-    }))).then(() => { finishHost(scanned, services) }))
+      if (template.checks && !inner.signal.aborted) {
+        try {
+          checked.set(port, await check({ host: scanned.address, port, service: info, hostnames, signal: inner.signal }))
+        } catch {
+          checked.set(port, { exposures: [], concluded: false })
+        }
+      }
+    }))).then(() => { finishHost(scanned, services, checked) }))
   }
 
   try {

@@ -1,4 +1,5 @@
-// Scan templates: which ports, how much service detection, whether findings go to the NVD matcher.
+// Scan templates: which ports, how much service detection, whether findings go to the NVD matcher, whether the
+// exposure checks run (discovery runs none: it neither identifies services nor logs in anywhere).
 
 import { allPorts, parsePortList, TOP_100, TOP_1000, withExtras } from './ports'
 import type { Template } from './types'
@@ -9,10 +10,10 @@ const STANDARD_PORTS = Object.freeze(withExtras(TOP_1000))
 
 // Port arrays are frozen and shared: callers that need their own list copy it (getTemplate does).
 export const TEMPLATES: Readonly<Record<TemplateName, Readonly<Template>>> = Object.freeze({
-  quick: Object.freeze({ name: 'quick', ports: QUICK_PORTS as number[], detection: 'light', nvd: true }),
-  standard: Object.freeze({ name: 'standard', ports: STANDARD_PORTS as number[], detection: 'full', nvd: true }),
-  full: Object.freeze({ name: 'full', ports: Object.freeze(allPorts()) as number[], detection: 'full', nvd: true }),
-  discovery: Object.freeze({ name: 'discovery', ports: QUICK_PORTS as number[], detection: 'none', nvd: false })
+  quick: Object.freeze({ name: 'quick', ports: QUICK_PORTS as number[], detection: 'light', nvd: true, checks: true }),
+  standard: Object.freeze({ name: 'standard', ports: STANDARD_PORTS as number[], detection: 'full', nvd: true, checks: true }),
+  full: Object.freeze({ name: 'full', ports: Object.freeze(allPorts()) as number[], detection: 'full', nvd: true, checks: true }),
+  discovery: Object.freeze({ name: 'discovery', ports: QUICK_PORTS as number[], detection: 'none', nvd: false, checks: false })
 })
 
 export { TEMPLATE_NAMES }
@@ -34,5 +35,5 @@ export function getTemplate (name: string, portsOverride?: string | number[]): T
   if (portsOverride === undefined) ports = [...t.ports]
   else if (typeof portsOverride === 'string') ports = parsePortList(portsOverride)
   else ports = parsePortList(portsOverride.join(','))
-  return { name: t.name, ports, detection: t.detection, nvd: t.nvd }
+  return { name: t.name, ports, detection: t.detection, nvd: t.nvd, checks: t.checks }
 }

@@ -12,6 +12,8 @@ export interface TlsSession {
   info: TlsInfo
   /** The application protocol the server chose by ALPN (`http/1.1`), if it chose one. */
   alpn?: string
+  /** The server's certificate, read at the handshake (the socket may not give it later). */
+  cert?: X509Certificate
 }
 
 export interface OpenTlsOptions {
@@ -95,8 +97,11 @@ export function openTls (opts: OpenTlsOptions): Promise<TlsSession | null> {
     socket.on('error', onError)
     socket.once('close', () => finish(null))
     socket.once('secureConnect', () => {
-      const info = certificateInfo(socket.getPeerX509Certificate(), socket.getProtocol())
-      finish(socket.alpnProtocol ? { socket, info, alpn: socket.alpnProtocol } : { socket, info })
+      const cert = socket.getPeerX509Certificate()
+      const info = certificateInfo(cert, socket.getProtocol())
+      const session: TlsSession = socket.alpnProtocol ? { socket, info, alpn: socket.alpnProtocol } : { socket, info }
+      if (cert !== undefined) session.cert = cert
+      finish(session)
     })
   })
 }

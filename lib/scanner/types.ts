@@ -20,6 +20,11 @@ export interface Template {
   detection: DetectionLevel
   /** Whether detected products are matched against the NVD index. */
   nvd: boolean
+  /**
+   * Whether the exposure checks (lib/scanner/checks/catalogue.ts) run on the detected services. Some log in or
+   * read data to prove an exposure (read-only): a template without them never does.
+   */
+  checks: boolean
 }
 
 export type PortState = 'open' | 'closed' | 'filtered'
@@ -54,11 +59,21 @@ export interface ServiceInfo {
   tls?: TlsInfo
 }
 
+/** An exposure an exposure check proved on a port: the check's catalogue id and what the server said. */
+export interface PortExposure {
+  check: string
+  evidence: string
+}
+
 export interface PortResult {
   port: number
   protocol: 'tcp'
   state: PortState
   service?: ServiceInfo
+  /** What the exposure checks proved (when the template runs them). */
+  exposures?: PortExposure[]
+  /** The exposure checks ran and every one reached a conclusion: a check not in `exposures` found nothing. */
+  checked?: boolean
 }
 
 export interface HostResult {

@@ -28,6 +28,11 @@ export function isHiddenByDefault (status: FindingStatus): boolean {
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
+/** A finding of one of vulnscan's own exposure checks (settled by `settledChecks`), not of a CVE. */
+export function isCheckFinding (f: Pick<NewFinding, 'source'>): boolean {
+  return f.source === 'vulnscan'
+}
+
 /** Stable id of the finding of one CVE on one host and port, the same in every scan. */
 export function findingId (address: string, port: number, cveId: string): string {
   return findingDigest(address, port, cveId).slice(0, 24)
@@ -121,6 +126,7 @@ export function findingRecord (f: FindingRecord): FindingRecord {
     confidenceNote: f.confidenceNote,
     evidence: bounded(f.evidence),
     requiresPlatform: f.requiresPlatform,
+    ...(f.remediation !== undefined ? { remediation: bounded(f.remediation) } : {}),
     status: f.status,
     firstSeen: f.firstSeen,
     lastSeen: f.lastSeen,
@@ -195,8 +201,9 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const settled = new Set(write.settledPorts)
+  const settledChecks = new Set(write.settledChecks ?? [])
   for (const [id, f] of byId) {
-    if (seen.has(id) || !settled.has(f.port)) continue
+    if (seen.has(id) || !(isCheckFinding(f) ? settledChecks : settled).has(f.port)) continue
     if (!SETTLEABLE.has(f.status)) continue
     if (Date.parse(f.lastSeen) > Date.parse(at)) continue
     byId.set(id, { ...f, status: 'fixed', fixedAt: at })

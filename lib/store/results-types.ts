@@ -78,6 +78,8 @@ export interface NewFinding {
   /** The banner or reply that shows the product and version (bounded). */
   evidence: string
   requiresPlatform: string[]
+  /** What to do about it, one line; set by exposure checks (source `vulnscan`), absent on CVE findings for now. */
+  remediation?: string
 }
 
 export interface FindingRecord extends NewFinding {
@@ -108,6 +110,12 @@ export interface HostScanWrite {
    * Ports whose product could not be checked against the NVD (or templates without NVD matching) are left out.
    */
   settledPorts: number[]
+  /**
+   * Ports whose exposure-check findings (source `vulnscan`) this scan settles: the checks ran there to a conclusion,
+   * or the port is closed now. Kept apart from `settledPorts`, which settles CVE findings only: a scan whose
+   * template runs no checks, or a re-match of stored services, says nothing of exposures.
+   */
+  settledChecks?: number[]
   /** Tags the scan adds to the host (it never removes one); bounded as lib/tags.ts says. */
   tags?: string[]
 }

@@ -12,6 +12,7 @@ import { isTerminal, type BatchSummary, type ScanSummary, type Store } from '../
 import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
 import { matchService, productsOf } from '../match/service'
+import { exposureVerdict } from '../match/exposures'
 import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../data-sources'
@@ -144,13 +145,16 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
    * `available` remembers, for the batch, which vendor:product the NVD could supply, so that hosts
    * running the same products do not ask again.
    */
-  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<{ findings: NewFinding[], settled: number[], unchecked: string[] }> {
+  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<{ findings: NewFinding[], settled: number[], settledChecks: number[], unchecked: string[] }> {
     const open = host.ports.filter((p) => p.state === 'open')
     const openSet = new Set(open.map((p) => p.port))
     const filtered = new Set(host.ports.filter((p) => p.state === 'filtered').map((p) => p.port))
     // A port found closed now has no service left, so its old findings are fixed.
     const settled = template.ports.filter((p) => !openSet.has(p) && !filtered.has(p))
-    if (!template.nvd) return { findings: [], settled: [], unchecked: [] }
+    // Exposure checks settle their own findings: on closed ports, and on open ports where every check concluded.
+    const checkFindings = open.flatMap((p) => (p.exposures ?? []).map((e) => ({ ...exposureVerdict(e, p.service), address: host.address, port: p.port })))
+    const settledChecks = [...settled, ...open.filter((p) => p.checked === true).map((p) => p.port)]
+    if (!template.nvd) return { findings: checkFindings, settled: [], settledChecks, unchecked: [] }
     const todo = open.flatMap((p) => p.service ? productsOf(p.service) : []).filter((p) => !available.has(`${p.vendor}:${p.product}`))
     if (todo.length > 0) {
       const ensured = await nvd.ensure(todo, signal)
@@ -171,7 +175,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       if (missing.length === 0) settled.push(port.port)
     }
     if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
-    return { findings, settled, unchecked: [...unchecked] }
+    return { findings: [...findings, ...checkFindings], settled, settledChecks, unchecked: [...unchecked] }
   }
 
   /**
@@ -249,7 +253,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const at = new Date().toISOString()
       // The scan's tags go on the hosts it found up, in the same write as what it found there.
       const tags = host.up && scan.tags !== undefined && scan.tags.length > 0 ? { tags: scan.tags } : {}
-      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled, ...tags })
+      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks, ...tags })
       if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
     }
     try {

@@ -3,7 +3,7 @@
 // socket sits in the cluster's own directory. PostgreSQL refuses to run as root: as root, the cluster belongs
 // to the `postgres` user and the server runs as that user.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,7 +15,7 @@ const BIN = '/usr/lib/postgresql/15/bin'
 export interface PrivatePostgres {
   host: string
   port: number
-  /** URL of its `postgres` database (trust authentication on loopback). */
+  /** URL of its `postgres` database (with the password when the cluster wants one). */
   url: string
   /** Stop at once, the way a crash or an OOM kill does (`immediate` mode: recovery on the next start). */
   crash(): Promise<void>
@@ -78,14 +78,28 @@ async function waitUntil (what: string, check: () => Promise<boolean>, ms: numbe
   throw new Error(`private PostgreSQL: ${what} not within ${ms} ms`)
 }
 
-export async function startPrivatePostgres (): Promise<PrivatePostgres> {
+export interface PrivatePostgresOptions {
+  /** How the cluster authenticates everyone (trust by default); with a password method, `password` is postgres's. */
+  auth?: 'trust' | 'scram-sha-256'
+  password?: string
+}
+
+export async function startPrivatePostgres (opts: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const owner = runAs()
   const dir = mkdtempSync(join(tmpdir(), 'vulnscan-pg-'))
   const data = join(dir, 'data')
   if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid!)
-  execFileSync(join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8'], { ...owner, stdio: 'ignore' })
+  const auth = opts.auth ?? 'trust'
+  const password = opts.password ?? 'a-long-test-password'
+  const pwfile = join(dir, 'pwfile')
+  if (auth !== 'trust') {
+    writeFileSync(pwfile, password + '\n')
+    if (owner.uid !== undefined) chownSync(pwfile, owner.uid, owner.gid!)
+  }
+  execFileSync(join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', `--auth=${auth}`, ...(auth !== 'trust' ? [`--pwfile=${pwfile}`] : []),
+    '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8'], { ...owner, stdio: 'ignore' })
   const { host, port } = await freeLoopback()
-  const url = `postgres://postgres@${host}:${port}/postgres`
+  const url = auth === 'trust' ? `postgres://postgres@${host}:${port}/postgres` : `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`
   // Loopback only, the socket in the cluster's directory; durable commits as in production (fsync stays on).
   const args = ['-D', data, '-h', host, '-p', String(port), '-k', dir, '-c', 'max_connections=100', '-c', 'shared_buffers=32MB']
   let child: ChildProcess | null = null

@@ -50,6 +50,8 @@ export interface RuleData {
   readonly confidenceNote: string | null
   readonly requiresPlatform: string[]
   readonly distributionKey: string
+  /** The exposure check's remediation line; null on CVE findings. */
+  readonly remediation: string | null
 }
 
 /** What a finding says of its CVE, product and rule, and what the scan concluded: shared by the findings that say the same. */
@@ -114,6 +116,7 @@ export function toRecord (id: string, f: Finding): FindingRecord {
     confidenceNote: r.confidenceNote,
     evidence: p.evidence,
     requiresPlatform: r.requiresPlatform,
+    ...(r.remediation !== null ? { remediation: r.remediation } : {}),
     status: f.status,
     firstSeen: f.firstSeen,
     lastSeen: f.lastSeen,
@@ -457,12 +460,14 @@ export class FindingTable {
     const distribution = nf.distribution ?? null
     const distributionKey = json(distribution)
     const platforms = nf.requiresPlatform
+    const remediation = nf.remediation === undefined ? null : bounded(nf.remediation)
     const list = this.rules.list(rule)
     if (list !== undefined) {
       for (let i = list.length - 1; i >= 0; i--) {
         const v = list[i]
         if (v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
-          v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms)) return v
+          v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms) &&
+          v.remediation === remediation) return v
       }
     }
     return this.rules.add(rule, Object.freeze({
@@ -474,7 +479,8 @@ export class FindingTable {
       confidence,
       confidenceNote,
       requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
-      distributionKey
+      distributionKey,
+      remediation
     }))
   }
 

@@ -10,7 +10,7 @@ import type {
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
-  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK, withHostTags
+  isCheckFinding, isSettleable, isStanding, mergeHostRecord, seenAgainStatus, SEVERITY_RANK, withHostTags
 } from '../results-merge'
 import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -271,11 +271,12 @@ export class MemoryResultsStore implements ResultsStore {
         Math.min(prevFirst, atMs), Math.max(prevLast, atMs))
     }
 
-    if (write.settledPorts.length > 0) {
+    if (write.settledPorts.length > 0 || (write.settledChecks?.length ?? 0) > 0) {
       const settled = new Set(write.settledPorts)
+      const settledChecks = new Set(write.settledChecks ?? [])
       for (const s of before) {
         const f = t.entries[s]!
-        if (t.seenBy[s] === w || !settled.has(f.port)) continue
+        if (t.seenBy[s] === w || !(isCheckFinding(f.detail.rule) ? settledChecks : settled).has(f.port)) continue
         if (!isSettleable(f.status)) continue
         if (t.lastSeen[s] > atMs) continue
         this.replaceFinding(s, new Finding(f.address, f.port, f.detail, 'fixed', f.firstSeen, f.lastSeen, f.lastScanId, at, f.decision),
