@@ -76,5 +76,6 @@ for (const backend of ['memory', 'redis'] as const) {
     t.equal(scanned.code, 0, scanned.stderr)
     t.match(JSON.parse(scanned.stdout), { scan: { status: 'completed', targetTags: ['lab'], tags: ['cli', 'seen', 'x'], progress: { hostsTotal: 1 } } })
     t.same((await app.results.getHost(host))!.tags, ['cli', 'lab', 'seen', 'x'])
+    t.match(await run('scans'), / tag:lab\n/, 'scans names the target tags beside the targets')
   })
 }
