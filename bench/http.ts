@@ -15,7 +15,7 @@ import Table from 'cli-table3'
 import pino from 'pino'
 import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
-import { loopbackAddress } from '../test/support/loopback'
+import { loopbackAddress } from './support/loopback'
 import { forkServer, stopServer, type ChildServer } from './support/child-server'
 
 const ROOT = join(__dirname, '..')

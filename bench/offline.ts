@@ -15,7 +15,7 @@ import Fastify from 'fastify'
 import app, { serverOptions } from '../app'
 import { loadConfig } from '../lib/config'
 import { nvdRecords } from '../test/support/sources'
-import { loopbackAddress } from '../test/support/loopback'
+import { loopbackAddress } from './support/loopback'
 
 const KEY = 'bench-offline-key-0123456789abcdef'
 const auth = { 'x-api-key': KEY, 'content-type': 'application/json' }

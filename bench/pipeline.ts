@@ -25,7 +25,7 @@ import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
 import { startFakeNvd } from '../test/support/fake-nvd'
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process'
-import { freePort, loopbackAddress } from '../test/support/loopback'
+import { freePort, loopbackAddress } from './support/loopback'
 
 interface AutocannonResult {
   duration: number

@@ -1,12 +1,16 @@
 // Port scan benchmark: our connect scan against nmap's (-sT), side by side in the same run.
 //
-//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns]
+//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns] [--only-discovery]
 //
 // 1. every TCP port of 127.0.0.1, against `nmap -n -Pn -sT -p- -T4 127.0.0.1`;
 // 2. a host in a network namespace the bench creates (a veth pair in 198.18.0.0/15, the block
 //    reserved for benchmarks; an nftables rule inside dropping a block of ports so they read
 //    filtered; a few listening services), nmap's top 1000 ports, against nmap on the same ports;
-// 3. service detection on the open ports of the namespace host and of 127.0.0.1 against `nmap -sV`.
+// 3. service detection on the open ports of the namespace host and of 127.0.0.1 against `nmap -sV`;
+// 4. host discovery: a namespace holding a /24 (10.250.x.0/24 inside it only) with 5 live addresses
+//    listening on a few ports and the rest dropped by nftables, the top 100 ports: our whole pipeline
+//    (discovery, then the port scan of the live hosts) against `nmap -sT --top-ports 100` with its
+//    default host discovery, both run inside the namespace.
 // Each part runs several times, alternating which scanner goes first; medians are reported with the
 // open/closed/filtered agreement port by port. Our time is the scan call inside this process (the
 // product is a long-running worker); nmap's is its process's wall time. The namespace is torn down
@@ -16,6 +20,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { scanPorts, type PortScanHost, type PortScanStats } from '../lib/scanner/portscan'
+import path from 'node:path'
 import { allPorts, TOP_1000 } from '../lib/scanner/ports'
 import { printReport, runDetectionBench, type DetectionBenchResult } from './service-detect'
 
@@ -256,12 +261,149 @@ function printPart (r: PartResult): void {
   process.stdout.write(lines.filter((l) => l !== '').join('\n') + '\n\n')
 }
 
+// Part 4: the /24 of live and dead addresses.
+const NET24 = '10.250.77'
+const LIVE24 = [10, 33, 100, 150, 201].map((i) => `${NET24}.${i}`)
+const LIVE24_PORTS = [22, 80, 443, 3306, 8080]
+const TSX = path.join(__dirname, '..', 'node_modules', '.bin', 'tsx')
+const ENGINE = path.join(__dirname, '..', 'lib', 'scanner', 'engine.ts')
+
+interface Sweep { ms: number, up: string[], open: string[] }
+
+function createNamespace24 (): { name: string, teardown: () => void } {
+  const name = `vsb24-${randomBytes(3).toString('hex')}`
+  let torn = false
+  const teardown = (): void => {
+    if (torn) return
+    torn = true
+    try { run('ip', ['netns', 'del', name]) } catch {}
+  }
+  try {
+    run('ip', ['netns', 'add', name])
+    const ip = (...a: string[]): void => { run('ip', ['-n', name, ...a]) }
+    ip('link', 'set', 'lo', 'up')
+    // Both ends of a veth pair inside the namespace: the link the /24 lives on.
+    ip('link', 'add', 'n0', 'type', 'veth', 'peer', 'name', 'n1')
+    ip('link', 'set', 'n0', 'up')
+    ip('link', 'set', 'n1', 'up')
+    for (const a of LIVE24) ip('addr', 'add', `${a}/24`, 'dev', 'n0')
+    const nft = (...a: string[]): void => { run('ip', ['netns', 'exec', name, 'nft', ...a]) }
+    nft('add', 'table', 'inet', 'vsb24')
+    nft('add', 'chain', 'inet', 'vsb24', 'output', '{ type filter hook output priority 0; }')
+    nft('add', 'rule', 'inet', 'vsb24', 'output', 'ip', 'daddr', `${NET24}.0/24`, 'ip', 'daddr', '!=', `{ ${LIVE24.join(', ')} }`, 'drop')
+  } catch (err) {
+    teardown()
+    throw err
+  }
+  return { name, teardown }
+}
+
+/** Our pipeline inside the namespace (listeners in the same process), timed around scanHosts. */
+function ours24 (ns: string, ports: number[]): Promise<Sweep> {
+  const code = `
+    const net = require('node:net')
+    const { scanHosts } = require(${JSON.stringify(ENGINE)})
+    const servers = ${JSON.stringify(LIVE24)}.flatMap((a) => ${JSON.stringify(LIVE24_PORTS)}.map((p) => net.createServer((s) => s.destroy()).listen(p, a)))
+    setTimeout(async () => {
+      const hosts = Array.from({ length: 254 }, (_, i) => ({ address: '${NET24}.' + (i + 1), hostnames: [] }))
+      const template = { name: 'discovery', ports: ${JSON.stringify(ports)}, udpPorts: [], udp: false, detection: 'none', nvd: false }
+      const t0 = performance.now()
+      const r = await scanHosts(hosts, { template })
+      const ms = performance.now() - t0
+      const up = r.filter((h) => h.up).map((h) => h.address)
+      const open = r.flatMap((h) => h.ports.filter((p) => p.state === 'open').map((p) => h.address + ':' + p.port))
+      console.log(JSON.stringify({ ms, up, open }))
+      for (const s of servers) s.close()
+    }, 300)`
+  return new Promise((resolve, reject) => {
+    execFile('ip', ['netns', 'exec', ns, TSX, '-e', code], { maxBuffer: 16 << 20 }, (err, stdout) => {
+      if (err !== null) return reject(new Error(`our scan in the namespace failed: ${err.message}`))
+      resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Sweep)
+    })
+  })
+}
+
+/** nmap -sT with its default host discovery inside the namespace, with listeners of the same shape. */
+async function nmap24 (ns: string, ports: number): Promise<Sweep> {
+  const listeners = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e',
+    `const net = require('node:net'); for (const a of ${JSON.stringify(LIVE24)}) for (const p of ${JSON.stringify(LIVE24_PORTS)}) net.createServer((s) => s.destroy()).listen(p, a)`], { stdio: 'ignore' })
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const t0 = performance.now()
+    const xml = await new Promise<string>((resolve, reject) => {
+      execFile('ip', ['netns', 'exec', ns, 'nmap', '-n', '-sT', '-T4', '--top-ports', String(ports), `${NET24}.0/24`, '-oX', '-'], { maxBuffer: 64 << 20 }, (err, stdout) => {
+        if (err !== null) reject(new Error(`nmap failed: ${err.message}`))
+        else resolve(stdout)
+      })
+    })
+    const ms = performance.now() - t0
+    const up: string[] = []
+    const open: string[] = []
+    for (const h of xml.matchAll(/<host\b[\s\S]*?<\/host>/g)) {
+      const addr = /<address addr="([^"]+)" addrtype="ipv4"/.exec(h[0])?.[1]
+      if (addr === undefined || !/<status state="up"/.test(h[0])) continue
+      up.push(addr)
+      for (const m of h[0].matchAll(/<port protocol="tcp" portid="(\d+)"><state state="open"/g)) open.push(`${addr}:${m[1]}`)
+    }
+    const key = (a: string): number => Number(a.split(':')[0].split('.')[3]) * 65536 + Number(a.split(':')[1] ?? 0)
+    return { ms, up: up.sort((a, b) => key(a) - key(b)), open: open.sort((a, b) => key(a) - key(b)) }
+  } finally {
+    listeners.kill('SIGKILL')
+  }
+}
+
+async function part4Discovery (runs: number, json: boolean): Promise<unknown> {
+  const ports = TOP_1000.slice(0, 100)
+  const ns = createNamespace24()
+  const cleanup = (): void => { ns.teardown() }
+  process.once('exit', cleanup)
+  try {
+    process.stderr.write(`part 4: ${NET24}.0/24 in namespace ${ns.name}, ${LIVE24.length} live, top ${ports.length} ports, with host discovery\n`)
+    const rs: { o: Sweep, n: Sweep }[] = []
+    for (let i = 0; i < runs; i++) {
+      let o: Sweep
+      let n: Sweep
+      if (i % 2 === 0) { o = await ours24(ns.name, ports); n = await nmap24(ns.name, ports.length) } else { n = await nmap24(ns.name, ports.length); o = await ours24(ns.name, ports) }
+      rs.push({ o, n })
+      process.stderr.write(`  part 4 run ${i + 1}/${runs}: ours ${Math.round(o.ms)} ms, nmap ${Math.round(n.ms)} ms\n`)
+    }
+    const last = rs[rs.length - 1]
+    const oursMs = median(rs.map((r) => r.o.ms))
+    const nmapMs = median(rs.map((r) => r.n.ms))
+    const sameHosts = JSON.stringify(last.o.up) === JSON.stringify(last.n.up)
+    const sameOpen = JSON.stringify(last.o.open) === JSON.stringify(last.n.open)
+    const result = {
+      name: '4. /24 with host discovery, top 100', runs: rs.map((r) => ({ oursMs: Math.round(r.o.ms), nmapMs: Math.round(r.n.ms) })),
+      oursMedianMs: Math.round(oursMs), nmapMedianMs: Math.round(nmapMs), ratio: oursMs / nmapMs,
+      hostsUp: { ours: last.o.up, nmap: last.n.up, same: sameHosts }, openPorts: { ours: last.o.open.length, nmap: last.n.open.length, same: sameOpen }
+    }
+    if (!json) {
+      process.stdout.write([
+        `${result.name}: ${NET24}.0/24, ${LIVE24.length} live hosts, ${runs} runs`,
+        `  median wall time: ours ${(oursMs / 1000).toFixed(3)} s, nmap ${(nmapMs / 1000).toFixed(3)} s, ours/nmap ${result.ratio.toFixed(2)}`,
+        `  runs (ours/nmap ms): ${result.runs.map((x) => `${x.oursMs}/${x.nmapMs}`).join('  ')}`,
+        `  hosts up: ours ${last.o.up.length}, nmap ${last.n.up.length}, ${sameHosts ? 'the same' : `DIFFER: ours ${last.o.up.join(' ')} / nmap ${last.n.up.join(' ')}`}`,
+        `  open ports: ours ${last.o.open.length}, nmap ${last.n.open.length}, ${sameOpen ? 'the same' : `DIFFER: ours ${last.o.open.join(' ')} / nmap ${last.n.open.join(' ')}`}`
+      ].join('\n') + '\n\n')
+    }
+    return result
+  } finally {
+    cleanup()
+    process.off('exit', cleanup)
+  }
+}
+
 async function main (): Promise<void> {
   const runs = Math.max(1, Number(argValue('--runs') ?? 5))
   const json = process.argv.includes('--json')
   const nmapVersion = /Nmap version (\S+)/.exec(execFileSync('nmap', ['--version']).toString())?.[1] ?? '?'
   const parts: PartResult[] = []
 
+  if (process.argv.includes('--only-discovery')) {
+    const d = await part4Discovery(runs, json)
+    if (json) process.stdout.write(JSON.stringify({ nmapVersion, discovery: d }, null, 2) + '\n')
+    return
+  }
   const all = allPorts()
   process.stderr.write(`part 1: all ${all.length} ports of 127.0.0.1\n`)
   const p1 = await sideBySide('1. loopback, all ports', '127.0.0.1', all, ['-n', '-Pn', '-sT', '-p-', '-T4', '127.0.0.1'], runs)
@@ -294,7 +436,9 @@ async function main (): Promise<void> {
       process.off('exit', cleanup)
     }
   }
-  if (json) process.stdout.write(JSON.stringify({ nmapVersion, parts, detection }, null, 2) + '\n')
+  let discovery: unknown
+  if (!process.argv.includes('--no-netns')) discovery = await part4Discovery(runs, json)
+  if (json) process.stdout.write(JSON.stringify({ nmapVersion, parts, detection, discovery }, null, 2) + '\n')
   else process.stdout.write(`nmap ${nmapVersion}; ours/nmap below 1 means we are faster\n`)
 }
 

@@ -4,6 +4,7 @@ import type { Target, TemplateName } from './scanner/types'
 import { countHosts, parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
 import type { ScanRecord } from './store/types'
+import { normalizeAddress } from './addresses'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
 import { tagSet } from './tags'
 
@@ -11,7 +12,7 @@ export interface ScanRequestInput {
   id?: string
   /** May be absent or empty when `targetTags` names the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
   /** Tags added to every host the scan finds up. */
   tags?: string[]
@@ -57,6 +58,13 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
       return { message: `options.ports: ${(err as Error).message}`, scope: false }
     }
   }
+  if (req.options?.udpPorts !== undefined) {
+    try {
+      parsePortList(req.options.udpPorts)
+    } catch (err) {
+      return { message: `options.udpPorts: ${(err as Error).message}`, scope: false }
+    }
+  }
   return null
 }
 
@@ -72,6 +80,10 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     targets: (req.targets ?? []).map((t) => ({ value: t.value, type: t.type })),
     template: req.options?.template ?? DEFAULT_TEMPLATE,
     ports: req.options?.ports,
+    // Only what the request says: a request without these hashes as it did before they existed.
+    udp: req.options?.udp,
+    udpPorts: req.options?.udpPorts,
+    discovery: req.options?.discovery,
     priority: req.priority ?? DEFAULT_PRIORITY,
     ...(tags.length > 0 ? { tags } : {}),
     ...(targetTags.length > 0 ? { targetTags } : {})
@@ -85,4 +97,22 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 },
     createdBy
   }
+}
+
+/**
+ * What makes two scans scans of the same targets: their target lists as sets, each value in one spelling (an
+ * address in its canonical form, names and blocks in lower case), order and repeats aside. A scan diff's default
+ * `against` is the previous completed scan with the same key.
+ */
+export function targetsKey (targets: readonly Target[]): string {
+  const values = targets.map((t) => {
+    const v = t.value.trim().toLowerCase()
+    return `${t.type}:${t.type === 'single_ip' ? normalizeAddress(v) ?? v : v}`
+  })
+  return [...new Set(values)].sort().join('\n')
+}
+
+/** A fixed-length digest of targetsKey, for a store key. */
+export function targetsDigest (targets: readonly Target[]): string {
+  return createHash('sha256').update(targetsKey(targets)).digest('hex')
 }

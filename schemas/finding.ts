@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { OFFSET_MAX, pageOf, ref, StringEnum } from './common'
+import { ScanIdProperty } from './scan-diff'
 import { tagFilter } from './tags'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
 
@@ -95,6 +96,7 @@ const findingFilterProperties = {
 export const FindingListQuerySchema = Type.Object({
   ...findingFilterProperties,
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`', examples: ['scan-1'] })),
   tag: tagFilter('Only findings on hosts carrying this tag')
 }, { additionalProperties: false })
 

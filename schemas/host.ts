@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
+import { ScanIdProperty } from './scan-diff'
 import { tagFilter, TagSchema } from './tags'
 
 export const TlsInfoSchema = Type.Object({
@@ -14,8 +15,8 @@ export const TlsInfoSchema = Type.Object({
 /** What a port shows in host lists; GET /host/{address} adds the details. */
 const HostPortBrief = {
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  protocol: Type.Literal('tcp'),
-  state: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('filtered')]),
+  protocol: StringEnum(['tcp', 'udp'], { description: 'tcp, or udp when the scan covered UDP' }),
+  state: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('filtered'), Type.Literal('open|filtered')], { description: 'open|filtered: a UDP port that neither answered nor was refused' }),
   service: Type.Optional(Type.String()),
   product: Type.Optional(Type.String()),
   version: Type.Optional(Type.String())
@@ -30,7 +31,7 @@ export const HostPortSchema = Type.Object({
   tls: Type.Optional(ref(TlsInfoSchema))
 }, { $id: 'HostPort' })
 
-const PORTS_DESCRIPTION = 'Open and filtered ports, by number; a port a later scan found closed is removed'
+const PORTS_DESCRIPTION = 'Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed'
 
 const MAX_SEVERITY_DESCRIPTION = 'Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one'
 
@@ -58,7 +59,7 @@ export const HostSchema = Type.Object(hostProperties(ref(HostPortSchema)), { $id
 // of a union would make the serialiser validate each value to pick a branch.
 export const HostPortBriefSchema = Type.Object({
   ...HostPortBrief,
-  state: StringEnum(['open', 'closed', 'filtered'])
+  state: StringEnum(['open', 'closed', 'filtered', 'open|filtered'])
 }, { $id: 'HostPortBrief' })
 
 export const HostBriefSchema = Type.Object(hostProperties(
@@ -76,6 +77,7 @@ export const HostListQuerySchema = Type.Object({
   product: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only hosts with an open port running this product, e.g. `OpenSSH` (case-insensitive)' })),
   minSeverity: Type.Optional(StringEnum(['none', 'low', 'medium', 'high', 'critical'], { description: 'Only hosts whose most severe standing finding is at least this severe' })),
   hasFindings: Type.Optional(Type.Boolean({ description: 'true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without' })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now', examples: ['scan-1'] })),
   tag: tagFilter('Only hosts carrying this tag'),
   sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))

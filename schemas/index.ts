@@ -8,15 +8,17 @@ import { HostTagsPatchSchema, HostTagsSchema, TagSchema } from './tags'
 import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
 import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookSchema } from './webhook'
 import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
+import { DiffFindingSchema, DiffHostSchema, DiffPortSchema, ScanDiffSchema, ServiceChangeSchema, ServiceVersionSchema } from './scan-diff'
 import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
+import { ScanReportSchema } from './report'
 
 export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
-  ScanSummarySchema, ScanSchema, PageScanSchema,
+  ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema,
   TagSchema, HostTagsSchema, HostTagsPatchSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
@@ -24,5 +26,6 @@ export const sharedSchemas = [
   AuditEntrySchema, PageAuditEntrySchema,
   CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
-  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema
+  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema,
+  ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema
 ]

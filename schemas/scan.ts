@@ -11,7 +11,10 @@ export const TargetSchema = Type.Object({
 
 export const ScanOptionsSchema = Type.Object({
   template: Type.Optional(StringEnum([...TEMPLATE_NAMES], { default: DEFAULT_TEMPLATE, description: 'quick: top 100 ports plus modern services, light detection; standard: top 1000, full detection; full: all 65535 ports; discovery: quick\'s ports, no detection, no CVE matching' })),
-  ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] }))
+  ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] })),
+  udp: Type.Optional(Type.Boolean({ default: false, description: 'Also scan UDP: the template\'s UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)' })),
+  udpPorts: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'UDP ports to scan instead of the template\'s; implies `udp` unless it is false', examples: ['53,123,161'] })),
+  discovery: Type.Optional(Type.Boolean({ default: true, description: 'Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)' }))
 }, { $id: 'ScanOptions', additionalProperties: false })
 
 /** What a scan body says about tags: in POST /app/scan and in a schedule's scan. */
@@ -61,7 +64,8 @@ const SeverityCounts = Type.Object({
 export const ScanSummarySchema = Type.Object({
   hostsUp: Type.Integer(),
   hostsDown: Type.Integer(),
-  openPorts: Type.Integer(),
+  openPorts: Type.Integer({ description: 'Open TCP and UDP ports' }),
+  openUdpPorts: Type.Optional(Type.Integer({ description: 'Of those, UDP ports that answered (present when the scan covered UDP)' })),
   findings: SeverityCounts,
   uncheckedProducts: Type.Array(Type.String(), { description: 'Products that could not be checked against the NVD (it was unreachable); re-matched when the index next updates' }),
   excluded: Type.Array(Type.Object({ address: Type.String(), reason: Type.String() }), { description: 'Resolved addresses left out by the scope lists' }),
@@ -74,6 +78,9 @@ export const ScanSchema = Type.Object({
   targets: Type.Array(ref(TargetSchema)),
   template: Type.String(),
   ports: Type.Optional(Type.String()),
+  udp: Type.Optional(Type.Boolean({ description: 'Whether UDP was asked for (absent: no)' })),
+  udpPorts: Type.Optional(Type.String({ description: 'The UDP ports asked for instead of the template\'s' })),
+  discovery: Type.Optional(Type.Boolean({ description: 'false when host discovery was switched off' })),
   priority: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/scan/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare a scan with another
+         * @description What changed between two ended scans: findings new (observed by this scan, not by the other), fixed (observed by the other on a host and port this scan covered and settled, not observed now) and unchanged; ports opened and closed on hosts up in both (only ports both scans covered count); services whose product or version changed; hosts that appeared or went down. Without `against`, the previous completed scan of the same targets (the same set of target values, order aside). Every list is paged by the same `limit` (default 100, at most 1000) and `offset`; `totals` gives each list's full length. 404 for an unknown scan; 409 for a scan still queued or running, or when no earlier completed scan of the same targets exists. Scans from before this version kept no per-scan results and compare as empty. Needs the `reader` role or higher (any key).
+         */
+        get: operations["diffScan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/scan": {
         parameters: {
             query?: never;
@@ -224,6 +244,26 @@ export interface paths {
          * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond. Needs the `reader` role or higher (any key).
          */
         get: operations["streamScanEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/scan/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scan's report
+         * @description A finished scan's report: the scan (targets, template, times, status, summary), the hosts it saw with their open ports and services, the findings it observed (each with its source and rule) and the data it was matched against. `format` chooses json, csv (the columns of the findings CSV export), sarif (SARIF 2.1.0: one result per finding, one rule per CVE with its NVD page and CVSS as `security-severity`, the location `tcp://<address>:<port>` as artifact URI and as logical location) or html (one self-contained page with a severity chart, for people and printers; it lists the 1000 most severe findings and says so when there are more); without `format` the Accept header chooses, JSON by default. JSON, CSV and SARIF are streamed however many findings there are. Each comes as an attachment named `vulnscan-report-<id>.<json|csv|sarif|html>`. A queued or running scan has no report yet (409); a failed or cancelled scan's report covers what it wrote before it ended and says it is partial. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getScanReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -652,6 +692,21 @@ export interface components {
              * @example 22,80,443,8000-8100
              */
             ports?: string;
+            /**
+             * @description Also scan UDP: the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)
+             * @default false
+             */
+            udp?: boolean;
+            /**
+             * @description UDP ports to scan instead of the template's; implies `udp` unless it is false
+             * @example 53,123,161
+             */
+            udpPorts?: string;
+            /**
+             * @description Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)
+             * @default true
+             */
+            discovery?: boolean;
         };
         /**
          * @description At least one of `targets` and `targetTags` must name something to scan.
@@ -716,7 +771,10 @@ export interface components {
         ScanSummary: {
             hostsUp: number;
             hostsDown: number;
+            /** @description Open TCP and UDP ports */
             openPorts: number;
+            /** @description Of those, UDP ports that answered (present when the scan covered UDP) */
+            openUdpPorts?: number;
             findings: {
                 critical: number;
                 high: number;
@@ -740,6 +798,12 @@ export interface components {
             targets: components["schemas"]["Target"][];
             template: string;
             ports?: string;
+            /** @description Whether UDP was asked for (absent: no) */
+            udp?: boolean;
+            /** @description The UDP ports asked for instead of the template's */
+            udpPorts?: string;
+            /** @description false when host discovery was switched off */
+            discovery?: boolean;
             priority: number;
             /** Format: date-time */
             createdAt: string;
@@ -763,6 +827,51 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        /** @description A scan's report: the scan, its hosts and its findings, and the data it was matched against */
+        ScanReport: {
+            report: {
+                /** @enum {string} */
+                format: "vulnscan-scan-report";
+                /** @enum {number} */
+                version: 1;
+                /** @description vulnscan and its version */
+                generator: string;
+                /** Format: date-time */
+                generatedAt: string;
+                /** @description Set when the scan failed or was cancelled: the report covers only what it wrote before it ended */
+                partial: string | null;
+                /** @description The filters the report was asked with */
+                filters: {
+                    tag?: string;
+                    /** @enum {string} */
+                    minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+                };
+            };
+            scan: components["schemas"]["Scan"];
+            /** @description What the scan was matched against (its summary's dataSources); null when it recorded none */
+            dataSources: components["schemas"]["DataSources"] | null;
+            /** @description Every host the scan saw, up or down, in address order, with its ports and services */
+            hosts: components["schemas"]["Host"][];
+            /** @description The findings the scan observed (as GET /vulnerability?scanId= lists them), highest CVSS first; each names its source and rule */
+            findings: components["schemas"]["Finding"][];
+            /** @description Counts over the hosts and findings above; standingBySeverity counts open and reopened findings, as the API's totals do */
+            totals: {
+                hosts: number;
+                findings: number;
+                standingBySeverity: {
+                    critical: number;
+                    high: number;
+                    medium: number;
+                    low: number;
+                    none: number;
+                    unknown: number;
+                };
+                /** @description Findings in the report per status */
+                byStatus: {
+                    [key: string]: number;
+                };
+            };
         };
         /**
          * @description A host tag: lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters. Tags group hosts (`prod`, `dmz`, `team:web`, `pci-dss`) for filters and scans.
@@ -812,9 +921,13 @@ export interface components {
         };
         HostPort: {
             port: number;
-            /** @enum {string} */
-            protocol: "tcp";
-            state: "open" | "closed" | "filtered";
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
+            /** @description open|filtered: a UDP port that neither answered nor was refused */
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -834,7 +947,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPort"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;
@@ -851,10 +964,13 @@ export interface components {
         };
         HostPortBrief: {
             port: number;
+            /**
+             * @description tcp, or udp when the scan covered UDP
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp";
             /** @enum {string} */
-            protocol: "tcp";
-            /** @enum {string} */
-            state: "open" | "closed" | "filtered";
+            state: "open" | "closed" | "filtered" | "open|filtered";
             service?: string;
             product?: string;
             version?: string;
@@ -869,7 +985,7 @@ export interface components {
             lastSeen: string;
             lastScanId: string;
             rttMs?: number;
-            /** @description Open and filtered ports, by number; a port a later scan found closed is removed */
+            /** @description Open and filtered ports, by number (TCP before UDP on one number); a port a later scan found closed is removed */
             ports: components["schemas"]["HostPortBrief"][];
             /** @description Findings that stand: neither fixed nor marked false positive */
             findingsCount: number;
@@ -1575,6 +1691,183 @@ export interface components {
         SlackMessage: {
             /** @description One line saying what happened (for finding.new, one more line per finding, at most 20) */
             text: string;
+        };
+        ServiceVersion: {
+            /** @description Protocol, e.g. ssh */
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        DiffFinding: {
+            /** @description Finding id (GET /vulnerability/finding/{id} … and PATCH decide it) */
+            id: string;
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            cveId: string;
+            /** @enum {string} */
+            severity: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+            /** @description null when the CVE has no CVSS score (never 0 for a missing one) */
+            cvss: number | null;
+            /**
+             * @description The finding's status now (a finding fixed in the diff is usually `fixed`)
+             * @enum {string}
+             */
+            status: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
+            /** @description The product on the port, as the scan that observed the finding saw it */
+            product?: string;
+            version?: string;
+        };
+        DiffPort: {
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            /** @description Protocol, e.g. ssh */
+            service?: string;
+            product?: string;
+            version?: string;
+        };
+        ServiceChange: {
+            /** @description The host's IP address */
+            address: string;
+            port: number;
+            before: components["schemas"]["ServiceVersion"];
+            after: components["schemas"]["ServiceVersion"];
+        };
+        DiffHost: {
+            /** @description The host's IP address */
+            address: string;
+            /** @description Open ports: as this scan saw them for a host that appeared, as the other scan did for a host that went down */
+            openPorts: number[];
+        };
+        /**
+         * @example {
+         *       "scanId": "nightly.1767229200000",
+         *       "against": "nightly.1767142800000",
+         *       "limit": 100,
+         *       "offset": 0,
+         *       "totals": {
+         *         "newFindings": 1,
+         *         "fixedFindings": 1,
+         *         "unchangedFindings": 0,
+         *         "portsOpened": 0,
+         *         "portsClosed": 1,
+         *         "servicesChanged": 1,
+         *         "hostsAppeared": 0,
+         *         "hostsDown": 0
+         *       },
+         *       "findings": {
+         *         "new": [
+         *           {
+         *             "id": "3f9a1c0d2e4b5a6978877665",
+         *             "address": "10.20.0.5",
+         *             "port": 22,
+         *             "cveId": "CVE-2024-6387",
+         *             "severity": "high",
+         *             "cvss": 8.1,
+         *             "status": "open",
+         *             "product": "OpenSSH",
+         *             "version": "9.6p1"
+         *           }
+         *         ],
+         *         "fixed": [
+         *           {
+         *             "id": "9be0f1a2c3d4e5f601122334",
+         *             "address": "10.20.0.5",
+         *             "port": 6379,
+         *             "cveId": "CVE-2022-0543",
+         *             "severity": "critical",
+         *             "cvss": 10,
+         *             "status": "fixed",
+         *             "product": "Redis",
+         *             "version": "6.0.5"
+         *           }
+         *         ],
+         *         "unchanged": []
+         *       },
+         *       "ports": {
+         *         "opened": [],
+         *         "closed": [
+         *           {
+         *             "address": "10.20.0.5",
+         *             "port": 6379,
+         *             "service": "redis",
+         *             "product": "Redis",
+         *             "version": "6.0.5"
+         *           }
+         *         ]
+         *       },
+         *       "services": {
+         *         "changed": [
+         *           {
+         *             "address": "10.20.0.5",
+         *             "port": 22,
+         *             "before": {
+         *               "service": "ssh",
+         *               "product": "OpenSSH",
+         *               "version": "9.2p1"
+         *             },
+         *             "after": {
+         *               "service": "ssh",
+         *               "product": "OpenSSH",
+         *               "version": "9.6p1"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "hosts": {
+         *         "appeared": [],
+         *         "down": []
+         *       }
+         *     }
+         */
+        ScanDiff: {
+            /** @description The scan compared */
+            scanId: string;
+            /** @description The scan it is compared with: `against`, or the previous completed scan of the same targets */
+            against: string;
+            /** @description Most items of each list in this response */
+            limit: number;
+            /** @description Items skipped at the start of each list */
+            offset: number;
+            /** @description Every list's full length */
+            totals: {
+                /** @description Findings this scan observed and the other did not */
+                newFindings: number;
+                /** @description Findings the other scan observed on a host and port this scan covered and settled, and this one did not */
+                fixedFindings: number;
+                /** @description Findings both scans observed */
+                unchangedFindings: number;
+                /** @description Ports open now that the other scan covered and did not find open */
+                portsOpened: number;
+                /** @description Ports the other scan found open that this scan covered and did not */
+                portsClosed: number;
+                /** @description Ports open in both scans whose service, product or version changed */
+                servicesChanged: number;
+                /** @description Hosts up now that the other scan did not see up */
+                hostsAppeared: number;
+                /** @description Hosts up in the other scan that this scan saw down */
+                hostsDown: number;
+            };
+            /** @description Most severe first (severity, then CVSS), then by address, port and CVE */
+            findings: {
+                new: components["schemas"]["DiffFinding"][];
+                fixed: components["schemas"]["DiffFinding"][];
+                unchanged: components["schemas"]["DiffFinding"][];
+            };
+            /** @description By address, then port; only hosts up in both scans */
+            ports: {
+                opened: components["schemas"]["DiffPort"][];
+                /** @description With the service the other scan saw on the port */
+                closed: components["schemas"]["DiffPort"][];
+            };
+            services: {
+                changed: components["schemas"]["ServiceChange"][];
+            };
+            hosts: {
+                appeared: components["schemas"]["DiffHost"][];
+                down: components["schemas"]["DiffHost"][];
+            };
         };
     };
     responses: never;
@@ -2609,6 +2902,89 @@ export interface operations {
             };
         };
     };
+    diffScan: {
+        parameters: {
+            query?: {
+                /** @description The scan to compare with; default: the previous completed scan of the same targets */
+                against?: string;
+                /** @description Most items of each list */
+                limit?: number;
+                /** @description Items to skip at the start of each list */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The differences */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanDiff"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listScans: {
         parameters: {
             query?: {
@@ -2981,6 +3357,101 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getScanReport: {
+        parameters: {
+            query?: {
+                /** @description json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything) */
+                format?: "json" | "csv" | "sarif" | "html";
+                /** @description Only hosts carrying this tag, and the findings on them */
+                tag?: string;
+                /** @description Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed */
+                minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanReport"];
+                    "text/csv": string;
+                    "application/sarif+json": Record<string, never>;
+                    "text/html": string;
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None of the accepted media types can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3471,6 +3942,11 @@ export interface operations {
                 /** @description true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without */
                 hasFindings?: boolean;
                 /**
+                 * @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now
+                 * @example scan-1
+                 */
+                scanId?: string;
+                /**
                  * @description Only hosts carrying this tag
                  * @example prod
                  */
@@ -3506,6 +3982,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4026,6 +4511,11 @@ export interface operations {
                 /** @description Only findings on this IP address */
                 host?: string;
                 /**
+                 * @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`
+                 * @example scan-1
+                 */
+                scanId?: string;
+                /**
                  * @description Only findings on hosts carrying this tag
                  * @example prod
                  */
@@ -4058,6 +4548,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

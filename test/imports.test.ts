@@ -45,13 +45,13 @@ test('the scan reads the tree it is meant to', async (t) => {
   t.ok(specifiers("import { x } from '../plugins/env'\nconst y = require('./routes/z')").length === 2, 'the import reader sees both forms')
 })
 
-test('no file under lib/ imports from plugins/ or routes/', async (t) => {
+test('no file under lib/ imports from plugins/, routes/, bench/ or test/', async (t) => {
   const offenders: string[] = []
   for (const f of files.filter((x) => x.path.startsWith('lib/'))) {
     for (const spec of specifiers(f.text)) {
       if (!spec.startsWith('.')) continue
       const target = relative(ROOT, join(ROOT, f.path, '..', spec)).split(sep).join('/')
-      if (/^(plugins|routes)(\/|$)/.test(target)) offenders.push(`${f.path} imports ${spec}`)
+      if (/^(plugins|routes|bench|test)(\/|$)/.test(target)) offenders.push(`${f.path} imports ${spec}`)
     }
   }
   t.same(offenders, [])

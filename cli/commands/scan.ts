@@ -1,5 +1,4 @@
 // `vulnscan scan <target…>`: post a scan, and with --wait follow it to the end and judge its findings.
-import { Option } from 'commander'
 import { inferTarget } from '../../lib/scanner/targets'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, TEMPLATE_NAMES } from '../../lib/vocabulary'
 import { api, integer, oneOf, print, printJson, usage } from '../context'
@@ -7,11 +6,7 @@ import { finishScan } from '../findings'
 import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
 import type { CommandModule } from '../command'
-import { checkedTags } from './tags'
-
-/** A tag option that may be repeated (`--tag a --tag b`) or given comma-separated (`--tag a,b`). */
-const tagOption = (flags: string, description: string): Option => new Option(flags, description)
-  .argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')])
+import { checkedTags, tagOption } from './tags'
 
 const scan: CommandModule = (program, kit) => {
   const cmd = program.command('scan')

@@ -1,4 +1,5 @@
 // `vulnscan tags <address>`: a host's tags; `tags set|add|remove <address> <tag…>` and `tags clear <address>` change them.
+import { Option } from 'commander'
 import { isTag, TAG_MAX_LENGTH } from '../../lib/tags'
 import { api, print, printJson, usage, type Context } from '../context'
 import type { CommandModule } from '../command'
@@ -11,6 +12,10 @@ export function checkedTags (tags: readonly string[]): string[] {
   }
   return [...tags]
 }
+
+/** A tag option that may be repeated (`--tag a --tag b`) or given comma-separated (`--tag a,b`); `--tag ''` is an empty list. */
+export const tagOption = (flags: string, description: string): Option => new Option(flags, description)
+  .argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')])
 
 function show (ctx: Context, h: Host): void {
   if (ctx.json) printJson(ctx.io, { address: h.address, tags: h.tags })

@@ -241,6 +241,8 @@ const TABLE: Entry[] = [
   // DNS servers, by what they answer to version.bind.
   { names: ['isc bind', 'bind'], targets: [{ vendor: 'isc', product: 'bind' }] },
   { names: ['dnsmasq'], targets: [{ vendor: 'thekelleys', product: 'dnsmasq' }] },
+  // The SNMP agent, named by its sysObjectID (NET-SNMP-MIB) over UDP; NVD: net-snmp:net-snmp CVE-2022-24805.
+  { names: ['net-snmp'], targets: [{ vendor: 'net-snmp', product: 'net-snmp' }] },
   { names: ['unbound'], targets: [{ vendor: 'nlnetlabs', product: 'unbound' }] },
   { names: ['nsd'], targets: [{ vendor: 'nlnetlabs', product: 'name_server_daemon' }] },
   { names: ['knot dns'], targets: [{ vendor: 'nic', product: 'knot_dns' }] },

@@ -1,11 +1,15 @@
-// The scan pipeline shared by the worker and the CLI: expand targets, connect-scan the ports, then
-// identify the service on every open port. Hosts flow through one at a time: a host's detection
-// starts as soon as its port scan ends, and it is reported as soon as its detection ends.
+// The scan pipeline shared by the worker and the CLI: expand targets, find which addresses are up
+// (when there are several), connect-scan the TCP ports, identify the service on every open port and,
+// when the template asks, UDP-scan the host (a UDP reply is its own service detection). Hosts flow
+// through one at a time: a host's detection and UDP scan start as soon as its TCP scan ends, and it
+// is reported as soon as both end.
 
 import { setMaxListeners } from 'node:events'
 import { detectService, type DetectOptions } from './detect'
 import { runChecks, type CheckTarget, type PortChecks } from './checks/index'
+import { discoverHosts, DISCOVERY_DEFAULTS } from './discovery'
 import { abortReason, canonicalAddress, scanPorts, type PortScanHost } from './portscan'
+import { scanUdp, type UdpScanHost, type UdpScanOptions } from './udpscan'
 import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
 import type { HostResult, PortResult, ScanProgress, ServiceInfo, Target, Template } from './types'
 
@@ -28,6 +32,15 @@ export interface ScanHostsOptions {
   detect?: (opts: DetectOptions) => Promise<ServiceInfo>
   /** Replaces the exposure checks (tests of the pipeline itself). */
   checks?: (target: CheckTarget) => Promise<PortChecks>
+  /**
+   * Host discovery before the port scan when there are several addresses (default true): addresses
+   * that answer no discovery connect are reported down without a port scan. false scans every address.
+   */
+  discovery?: boolean
+  /** Discovery's connect timeout (see discovery.ts). */
+  discoveryTimeoutMs?: number
+  /** Tuning of the UDP scan (timeouts, retries, probes). */
+  udp?: Omit<UdpScanOptions, 'hosts' | 'ports' | 'signal' | 'onHost' | 'onProgress'>
 }
 
 export interface RunScanOptions extends ScanHostsOptions {
@@ -43,7 +56,9 @@ export interface RunScanResult {
 }
 
 export const ENGINE_DEFAULTS = {
-  detectConcurrency: 32
+  detectConcurrency: 32,
+  /** Hosts UDP-scanned at once (each with the UDP scan's own per-host socket bound). */
+  udpHosts: 4
 }
 
 /** A counting semaphore: at most `n` holders at once, served in arrival order. */
@@ -80,26 +95,41 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
   const check = opts.checks ?? runChecks
   const level = template.detection
   const limit = limiter(Math.max(1, opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency))
+  const udpLimit = limiter(ENGINE_DEFAULTS.udpHosts)
+  const udpPorts = template.udp ? [...new Set(template.udpPorts)] : []
+  const tcpPorts = new Set(template.ports).size
   // Several entries may name one address (callers other than expandTargets do not dedupe).
   const byAddress = new Map<string, number[]>()
   const addresses = hosts.map((h) => canonicalAddress(h.address).address)
   addresses.forEach((a, i) => byAddress.set(a, [...(byAddress.get(a) ?? []), i]))
   const results: HostResult[] = new Array(hosts.length)
   const pending: Promise<void>[] = []
-  const progress: ScanProgress = { hostsTotal: hosts.length, hostsDone: 0, portsTotal: byAddress.size * new Set(template.ports).size, portsDone: 0 }
+  const perHost = tcpPorts + udpPorts.length
+  const progress: ScanProgress = { hostsTotal: hosts.length, hostsDone: 0, portsTotal: byAddress.size * perHost, portsDone: 0 }
   const emit = (): void => { opts.onProgress?.({ ...progress }) }
+  // Ports settled outside the TCP scan's own count: UDP ports, and every port of an address found down.
+  let tcpDone = 0
+  let extraDone = 0
+  const advance = (): void => {
+    const done = Math.min(progress.portsTotal, tcpDone + extraDone)
+    if (done > progress.portsDone) {
+      progress.portsDone = done
+      emit()
+    }
+  }
 
   // Detection runs inside a child controller so a failure elsewhere can stop it too.
   const inner = new AbortController()
   // Every detection in flight listens on this one signal (several sockets and timers each): that many
   // listeners are expected, not a leak.
-  setMaxListeners(8 * (opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency) + 16, inner.signal)
+  setMaxListeners(8 * (opts.detectConcurrency ?? ENGINE_DEFAULTS.detectConcurrency) + 512, inner.signal)
   const onAbort = (): void => inner.abort(signal?.reason)
   signal?.addEventListener('abort', onAbort, { once: true })
 
-  const finishHost = (scanned: PortScanHost, services: Map<number, ServiceInfo>, checked = new Map<number, PortChecks>()): void => {
+  const finishHost = (scanned: PortScanHost, services: Map<number, ServiceInfo>, udp: UdpScanHost | null, checked = new Map<number, PortChecks>()): void => {
     const ports: PortResult[] = []
-    if (scanned.up) {
+    const up = scanned.up || udp?.up === true
+    if (up) {
       for (const port of scanned.open) {
         const r: PortResult = { port, protocol: 'tcp', state: 'open' }
         const s = services.get(port)
@@ -112,12 +142,17 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
         ports.push(r)
       }
       for (const port of scanned.filtered) ports.push({ port, protocol: 'tcp', state: 'filtered' })
-      ports.sort((a, b) => a.port - b.port)
+      for (const o of udp?.open ?? []) ports.push(level === 'none' ? { port: o.port, protocol: 'udp', state: 'open' } : { port: o.port, protocol: 'udp', state: 'open', service: o.service })
+      for (const port of udp?.openFiltered ?? []) ports.push({ port, protocol: 'udp', state: 'open|filtered' })
+      // TCP before UDP on one number, as nmap lists them.
+      ports.sort((a, b) => a.port - b.port || (a.protocol === b.protocol ? 0 : a.protocol === 'tcp' ? -1 : 1))
     }
+    const closedCount = scanned.closedCount + (udp?.closedCount ?? 0)
+    const rttMs = scanned.rttMs ?? udp?.rttMs
     // A host that never answered tells nothing port by port: its silence is not listed.
     for (const index of byAddress.get(scanned.address) ?? []) {
-      const result: HostResult = { address: scanned.address, hostnames: [...hosts[index].hostnames], up: scanned.up, ports, closedCount: scanned.closedCount }
-      if (scanned.rttMs !== undefined) result.rttMs = scanned.rttMs
+      const result: HostResult = { address: scanned.address, hostnames: [...hosts[index].hostnames], up, ports, closedCount }
+      if (rttMs !== undefined) result.rttMs = rttMs
       results[index] = result
       if (inner.signal.aborted) return
       progress.hostsDone++
@@ -126,16 +161,40 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
     emit()
   }
 
+  /** The UDP scan of one host: hosts the TCP scan (or discovery) found up, or all when no TCP port was scanned. */
+  const udpScan = async (scanned: PortScanHost): Promise<UdpScanHost | null> => {
+    if (udpPorts.length === 0) return null
+    if (!scanned.up && tcpPorts > 0) {
+      extraDone += udpPorts.length
+      advance()
+      return null
+    }
+    let counted = 0
+    const [r] = await udpLimit(async () => await scanUdp({
+      ...opts.udp,
+      hosts: [scanned.address],
+      ports: udpPorts,
+      signal: inner.signal,
+      onProgress: (p) => {
+        extraDone += p.portsDone - counted
+        counted = p.portsDone
+        advance()
+      }
+    }))
+    return r
+  }
+
   const onPortsDone = (scanned: PortScanHost): void => {
+    const udp = udpScan(scanned)
     if (level === 'none' || scanned.open.length === 0) {
-      finishHost(scanned, new Map())
+      pending.push(udp.then((u) => { finishHost(scanned, new Map(), u) }))
       return
     }
     const services = new Map<number, ServiceInfo>()
     const checked = new Map<number, PortChecks>()
     // The names the scan was given for this address: the certificate check holds the certificate to them.
     const hostnames = [...new Set((byAddress.get(scanned.address) ?? []).flatMap((i) => hosts[i].hostnames))]
-    pending.push(Promise.all(scanned.open.map(async (port) => await limit(async () => {
+    const detected = Promise.all(scanned.open.map(async (port) => await limit(async () => {
       if (inner.signal.aborted) return
       let info: ServiceInfo
       try {
@@ -151,25 +210,47 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
           checked.set(port, { exposures: [], concluded: false })
         }
       }
-    }))).then(() => { finishHost(scanned, services, checked) }))
+    })))
+    pending.push(Promise.all([detected, udp]).then(([, u]) => { finishHost(scanned, services, u, checked) }))
   }
 
   try {
-    await scanPorts({
-      hosts: [...byAddress.keys()],
-      ports: template.ports,
-      concurrency: opts.concurrency,
-      perHostConcurrency: opts.perHostConcurrency,
-      threads: opts.threads,
-      signal: inner.signal,
-      onProgress: (p) => {
-        if (p.portsDone > progress.portsDone) {
-          progress.portsDone = p.portsDone
-          emit()
+    let scanList = [...byAddress.keys()]
+    if (opts.discovery !== false && scanList.length >= DISCOVERY_DEFAULTS.minHosts && perHost > 0) {
+      const up = await discoverHosts({
+        hosts: scanList,
+        timeoutMs: opts.discoveryTimeoutMs,
+        concurrency: opts.concurrency,
+        threads: opts.threads,
+        signal: inner.signal,
+        onHost: (address, isUp) => {
+          if (isUp) return
+          // Down: reported as such at once, every port counted done.
+          extraDone += perHost
+          advance()
+          finishHost({ address, up: false, open: [], filtered: [], closedCount: 0 }, new Map(), null)
         }
-      },
-      onHost: onPortsDone
-    })
+      })
+      scanList = scanList.filter((a) => up.has(a))
+    }
+    if (tcpPorts === 0) {
+      // UDP only: every address goes straight to the UDP scan.
+      for (const address of scanList) onPortsDone({ address, up: false, open: [], filtered: [], closedCount: 0 })
+    } else if (scanList.length > 0) {
+      await scanPorts({
+        hosts: scanList,
+        ports: template.ports,
+        concurrency: opts.concurrency,
+        perHostConcurrency: opts.perHostConcurrency,
+        threads: opts.threads,
+        signal: inner.signal,
+        onProgress: (p) => {
+          tcpDone = p.portsDone
+          advance()
+        },
+        onHost: onPortsDone
+      })
+    }
     await Promise.all(pending)
     if (aborted(signal)) throw abortReason(signal as AbortSignal)
     return results

@@ -150,3 +150,17 @@ export function parsePortList (spec: string): number[] {
   }
   return out
 }
+
+/**
+ * UDP ports of common services, most useful first: name and time services, SNMP, NetBIOS, IKE, syslog,
+ * RIP, SSDP, mDNS, RADIUS, memcached, IPMI. A short list on purpose: a silent UDP port costs a wait per retry.
+ */
+export const UDP_COMMON: readonly number[] = Object.freeze([
+  53, 123, 161, 137, 138, 67, 68, 69, 500, 514, 520, 1900, 4500, 5353, 162, 111, 1434, 623, 1812, 11211
+])
+
+/** UDP_COMMON and more: Kerberos, NFS, L2TP, SIP, STUN, NAT-PMP, CoAP, BACnet, OpenVPN, WireGuard, game and VoIP ports. */
+export const UDP_MORE: readonly number[] = Object.freeze([
+  ...UDP_COMMON, 88, 135, 139, 445, 631, 1645, 1646, 1701, 1813, 2049, 3478, 5060, 5351, 5683, 10161,
+  47808, 1194, 51820, 27015, 177, 427, 1604, 2302, 3283, 5004, 5632, 9987, 17185, 26000, 49152
+])

@@ -17,6 +17,10 @@ export type DetectionLevel = 'none' | 'light' | 'full'
 export interface Template {
   name: TemplateName
   ports: number[]
+  /** UDP ports scanned when `udp` is set (the template's default list, or the scan's own). */
+  udpPorts: number[]
+  /** Whether the scan covers UDP too (off by default: silent UDP ports cost retries and timeouts). */
+  udp: boolean
   detection: DetectionLevel
   /** Whether detected products are matched against the NVD index. */
   nvd: boolean
@@ -27,7 +31,10 @@ export interface Template {
   checks: boolean
 }
 
-export type PortState = 'open' | 'closed' | 'filtered'
+/** `open|filtered`: a UDP port that neither answered nor was refused (a firewall, or a server that ignored the request). */
+export type PortState = 'open' | 'closed' | 'filtered' | 'open|filtered'
+
+export type Transport = 'tcp' | 'udp'
 
 export interface TlsInfo {
   protocol?: string
@@ -67,7 +74,7 @@ export interface PortExposure {
 
 export interface PortResult {
   port: number
-  protocol: 'tcp'
+  protocol: Transport
   state: PortState
   service?: ServiceInfo
   /** What the exposure checks proved (when the template runs them). */

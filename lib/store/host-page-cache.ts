@@ -27,6 +27,7 @@ export function withHostPageCache (inner: ResultsStore, maxEntries = 256): Resul
     addHostTags: (address, tags, remove) => inner.addHostTags(address, tags, remove),
     hostsWithTags: (tags) => inner.hostsWithTags(tags),
     refreshExploitContext: (lookup) => inner.refreshExploitContext(lookup),
+    scanHosts: (scanId) => inner.scanHosts(scanId),
     async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
       // Read before the page: a page is never older than the revision it is kept under.
       const revision = await inner.hostsRevision()

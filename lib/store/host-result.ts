@@ -12,7 +12,7 @@ export function hostRecordToResult (h: HostRecord): HostResult {
     closedCount: 0,
     ports: h.ports.map((p): PortResult => ({
       port: p.port,
-      protocol: 'tcp',
+      protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
       state: p.state,
       ...(p.service !== undefined
         ? { service: { service: p.service, product: p.product, version: p.version, extraInfo: p.extraInfo, distro: p.distro, banner: p.banner, cpe: p.cpe ?? [], tls: p.tls } }

@@ -59,7 +59,7 @@ function minIso (a: string, b: string): string {
 // Records are built field by field in a fixed order so that the same state always has the same JSON: that is
 // what lets a backend tell a changed record from an unchanged one, and keeps repeated writes idempotent.
 function hostPortOf (p: HostScanWrite['host']['ports'][number]): HostPort {
-  const out: HostPort = { port: p.port, protocol: 'tcp', state: p.state }
+  const out: HostPort = { port: p.port, protocol: p.protocol === 'udp' ? 'udp' : 'tcp', state: p.state }
   const s = p.service
   if (s) {
     out.service = s.service
@@ -221,11 +221,14 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
 export function mergeHostRecord (existing: HostRecord | null, write: HostScanWrite, address: string, tallies: { findingsCount: number, maxSeverity: string | null }): HostRecord {
   const at = write.at
   const newer = existing === null || Date.parse(at) >= Date.parse(existing.lastSeen)
-  const scanned = new Set(write.scannedPorts)
+  // A port is its number and its transport: a UDP scan replaces UDP ports only, a TCP scan TCP ports only.
+  const key = (proto: string | undefined, port: number): string => proto === 'udp' ? `u${port}` : `t${port}`
+  const scanned = new Set([...write.scannedPorts.map((p) => key('tcp', p)), ...(write.scannedUdpPorts ?? []).map((p) => key('udp', p))])
   const fresh = write.host.ports.filter((p) => p.state !== 'closed').map(hostPortOf)
-  const freshPorts = new Set(fresh.map((p) => p.port))
-  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(p.port) && !freshPorts.has(p.port))
-  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port)
+  const freshPorts = new Set(fresh.map((p) => key(p.protocol, p.port)))
+  const kept = (existing?.ports ?? []).filter((p) => !scanned.has(key(p.protocol, p.port)) && !freshPorts.has(key(p.protocol, p.port)))
+  // TCP before UDP on one number.
+  const ports = [...kept, ...fresh].sort((a, b) => a.port - b.port || (a.protocol === b.protocol ? 0 : a.protocol === 'udp' ? 1 : -1))
 
   const seenNames = write.host.hostnames.filter((n) => n.length <= MAX_HOSTNAME_LENGTH).map((n) => n.toLowerCase())
   const hostnames = [...new Set([...(existing?.hostnames ?? []), ...seenNames])].sort().slice(0, MAX_HOSTNAMES)
@@ -298,7 +301,8 @@ export function hostSearchText (h: HostRecord): string {
 export function hostFacets (h: HostRecord): { ports: number[], services: string[], products: string[] } {
   const open = h.ports.filter((p) => p.state === 'open')
   return {
-    ports: [...new Set(open.map((p) => p.port))],
+    // The `port` filter is documented as a TCP port.
+    ports: [...new Set(open.filter((p) => p.protocol !== 'udp').map((p) => p.port))],
     services: [...new Set(open.map((p) => p.service?.toLowerCase()).filter((s): s is string => !!s))],
     products: [...new Set(open.map((p) => p.product?.toLowerCase()).filter((s): s is string => !!s))]
   }
@@ -369,7 +373,8 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 /** Whether a query filters by anything beyond the statuses the default lists leave out. */
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
-    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.tag !== undefined
+    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined ||
+    q.tag !== undefined
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

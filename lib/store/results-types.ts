@@ -101,8 +101,10 @@ export interface HostScanWrite {
   scanId: string
   at: string
   host: HostResult
-  /** Ports this scan covered for the host: host ports outside this set are kept from earlier scans. */
+  /** TCP ports this scan covered for the host: host ports outside this set are kept from earlier scans. */
   scannedPorts: number[]
+  /** UDP ports this scan covered (none when it did not scan UDP): likewise for the host's UDP ports. */
+  scannedUdpPorts?: number[]
   /** Findings seen now. */
   findings: NewFinding[]
   /**
@@ -118,6 +120,41 @@ export interface HostScanWrite {
   settledChecks?: number[]
   /** Tags the scan adds to the host (it never removes one); bounded as lib/tags.ts says. */
   tags?: string[]
+}
+
+/** A port as one scan saw it: open or filtered, with what service detection named. */
+export interface ScanPort {
+  port: number
+  state: 'open' | 'filtered'
+  service?: string
+  product?: string
+  version?: string
+}
+
+/** A finding one scan observed, with the fields a scan diff sorts and shows as the finding stands now. */
+export interface ScanFindingRef {
+  id: string
+  port: number
+  cveId: string
+  severity: NewFinding['severity']
+  cvss: number | null
+  status: FindingStatus
+}
+
+/** What one scan saw of one host: the scan's own snapshot, kept while the host is. */
+export interface ScanHostRecord {
+  address: string
+  up: boolean
+  /** The latest write of this scan for the host. */
+  at: string
+  /** Ports the scan covered on the host, as range text (`1-1024,3306`; lib/store/port-ranges.ts). */
+  scanned: string
+  /** Ports whose findings the scan settled (closed ones, and open ones matched against the vulnerability data). */
+  settled: string
+  /** The open and filtered ports among those it covered, in port order. */
+  ports: ScanPort[]
+  /** The findings it observed, in id order. */
+  findings: ScanFindingRef[]
 }
 
 export type SortDirection = 'asc' | 'desc'
@@ -213,4 +250,6 @@ export interface ResultsStore {
    * re-scan. Returns how many findings changed.
    */
   refreshExploitContext(lookup: ExploitLookup): Promise<number>
+  /** What one scan saw of each host it wrote, in address order; empty for a scan that wrote none (or an unknown id). */
+  scanHosts(scanId: string): Promise<ScanHostRecord[]>
 }

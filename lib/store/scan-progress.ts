@@ -21,6 +21,7 @@ export function addSummaries (batches: BatchSummary[], excluded: ScanSummary['ex
     out.hostsUp += b.hostsUp
     out.hostsDown += b.hostsDown
     out.openPorts += b.openPorts
+    if (b.openUdpPorts !== undefined) out.openUdpPorts = (out.openUdpPorts ?? 0) + b.openUdpPorts
     for (const k of Object.keys(out.findings) as (keyof ScanSummary['findings'])[]) out.findings[k] += b.findings[k] ?? 0
     for (const p of b.uncheckedProducts) unchecked.add(p)
   }

@@ -10,6 +10,8 @@ export interface ScanSummary {
   hostsUp: number
   hostsDown: number
   openPorts: number
+  /** Of the open ports, UDP ones (present when the scan covered UDP). */
+  openUdpPorts?: number
   findings: Record<'critical' | 'high' | 'medium' | 'low' | 'none' | 'unknown', number>
   /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
   uncheckedProducts: string[]
@@ -29,6 +31,7 @@ export interface BatchSummary {
   hostsUp: number
   hostsDown: number
   openPorts: number
+  openUdpPorts?: number
   findings: ScanSummary['findings']
   uncheckedProducts: string[]
   /** Set when the batch failed for good. */
@@ -53,6 +56,11 @@ export interface ScanRecord {
   targets: Target[]
   template: TemplateName
   ports?: string
+  /** UDP asked for: the template's UDP ports, or `udpPorts`. */
+  udp?: boolean
+  udpPorts?: string
+  /** false: no host discovery before the port scan. */
+  discovery?: boolean
   priority: number
   /** SHA-256 of the normalized request, so a re-post is recognised as the same scan. */
   requestHash: string
@@ -80,7 +88,7 @@ export interface ScanRecord {
 export interface ScheduledScan {
   /** Absent or empty when `targetTags` name the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
   tags?: string[]
   targetTags?: string[]
@@ -296,6 +304,11 @@ export interface Store {
    * cancelled are final). Null for an unknown scan; `applied` false when it was terminal.
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
+  /**
+   * The newest scan in `status` created before scan `id` with the same targets (lib/scans.ts targetsKey); null
+   * when there is none, or no scan `id`.
+   */
+  previousScan(id: string, status: ScanStatus): Promise<ScanRecord | null>
   /** A batch's progress so far; each value only ever goes up (a re-run batch cannot move it back). */
   reportBatchProgress(id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void>
   /** Record a batch as finished (once; a second call changes nothing) and return every finished batch's summary. */

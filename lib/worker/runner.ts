@@ -71,6 +71,11 @@ export function batchJobId (scanId: string, batch: number): string {
 
 const PROGRESS_INTERVAL_MS = 300
 
+/** TCP and UDP ports scanned on each host, as progress counts them. */
+function portsPerHost (t: Template): number {
+  return new Set(t.ports).size + (t.udp ? new Set(t.udpPorts).size : 0)
+}
+
 export interface ScanRunner {
   handle(job: QueueJob<ScanJobData>, signal: AbortSignal): Promise<void>
   /** A job failed for good outside the handler (e.g. its worker died too often): fail its scan. */
@@ -115,7 +120,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       }
     }
     try {
-      template = getTemplate(scan.template, scan.ports)
+      template = getTemplate(scan.template, scan.ports, { udp: scan.udp, udpPorts: scan.udpPorts })
       // Tagged hosts are targets like the others: the scope lists and the key's scope leave out those outside them.
       ;({ hosts, excluded } = await expandTargets(targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
     } catch (err) {
@@ -129,7 +134,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       status: 'running',
       startedAt: scan.startedAt ?? new Date().toISOString(),
       hostsTotal: hosts.length,
-      portsTotal: hosts.length * template.ports.length,
+      portsTotal: hosts.length * portsPerHost(template),
       batches: batches.length,
       summary
     })
@@ -137,7 +142,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     for (const [i, batchHosts] of batches.entries()) {
       await queue.add<ScanJobData>(batchJobId(scanId, i), { scanId, batch: i, hosts: batchHosts }, scan.priority)
     }
-    log.info({ scanId, hosts: hosts.length, batches: batches.length, ports: template.ports.length }, 'scan planned')
+    log.info({ scanId, hosts: hosts.length, batches: batches.length, ports: template.ports.length, udpPorts: template.udp ? template.udpPorts.length : 0 }, 'scan planned')
   }
 
   /**
@@ -219,7 +224,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
   async function runBatch (scanId: string, batch: number, hosts: ExpandedHost[], jobSignal: AbortSignal): Promise<void> {
     const scan = await store.getScan(scanId)
     if (scan === null || isTerminal(scan.status)) return
-    const template = getTemplate(scan.template, scan.ports)
+    const template = getTemplate(scan.template, scan.ports, { udp: scan.udp, udpPorts: scan.udpPorts })
     // An nvd:import run by another process since the last batch is matched against from now on.
     if (template.nvd) {
       await nvd.index.refresh().catch((err) => log.warn({ err: { message: (err as Error).message } }, 'reloading the NVD index failed'))
@@ -249,11 +254,15 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
+      if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
       // The scan's tags go on the hosts it found up, in the same write as what it found there.
       const tags = host.up && scan.tags !== undefined && scan.tags.length > 0 ? { tags: scan.tags } : {}
-      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks, ...tags })
+      const counts = await results.recordHost({
+        scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings,
+        settledPorts: m.settled, settledChecks: m.settledChecks, ...tags
+      })
       if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
     }
     try {
@@ -262,6 +271,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
         signal: ac.signal,
         concurrency: config.SCAN_CONCURRENCY,
         perHostConcurrency: config.SCAN_HOST_CONCURRENCY,
+        discovery: scan.discovery,
         onProgress: (p) => {
           const now = Date.now()
           if (now - lastReport < PROGRESS_INTERVAL_MS) return
@@ -283,7 +293,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       jobSignal.removeEventListener('abort', onJobAbort)
     }
     summary.uncheckedProducts = [...unchecked].sort()
-    await store.reportBatchProgress(scanId, batch, { hostsDone: hosts.length, portsDone: hosts.length * template.ports.length })
+    await store.reportBatchProgress(scanId, batch, { hostsDone: hosts.length, portsDone: hosts.length * portsPerHost(template) })
     await finish(scanId, batch, summary)
     await rematchOnce(jobSignal)
   }

@@ -22,12 +22,14 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
         'by default the most recently seen first. Ports in the list carry their state, service, product and version; ' +
         'banners, CPE names, TLS facts and distro details are on GET /host/{address}.',
       querystring: HostListQuerySchema,
-      response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 429, 503) }
+      response: { 200: reply(PageHostSchema, 'A page of hosts'), ...errors(400, 401, 404, 429, 503) }
     }
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
-    const { q, port, service, product, minSeverity, hasFindings, tag, sort, order } = request.query
-    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, tag, sort, order })
+    const { q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order } = request.query
+    // A mistyped scan id is a 404 naming it, not an empty page that looks like a scan that saw nothing.
+    if (scanId !== undefined && await fastify.store.getScan(scanId) === null) throw new NotFoundError(`No scan with id '${scanId}' (scanId)`)
+    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order })
     let body = bodies.get(page)
     if (body === undefined) {
       const serialize = reply.getSerializationFunction('200')

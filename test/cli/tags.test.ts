@@ -77,5 +77,15 @@ for (const backend of ['memory', 'redis'] as const) {
     t.match(JSON.parse(scanned.stdout), { scan: { status: 'completed', targetTags: ['lab'], tags: ['cli', 'seen', 'x'], progress: { hostsTotal: 1 } } })
     t.same((await app.results.getHost(host))!.tags, ['cli', 'lab', 'seen', 'x'])
     t.match(await run('scans'), / tag:lab\n/, 'scans names the target tags beside the targets')
+
+    // A schedule that follows a tag, from the CLI; an update of another option keeps its tags.
+    const created = JSON.parse(await run('schedule', 'create', '--cron', '0 3 * * *', '--target-tag', 'lab', '--tag', 'nightly', '--json'))
+    t.match(created.scan, { targetTags: ['lab'], tags: ['nightly'] })
+    t.notOk('targets' in created.scan, 'no targets needed')
+    const updated = JSON.parse(await run('schedule', 'update', created.id, '--ports', '22', '--json'))
+    t.match(updated.scan, { targetTags: ['lab'], tags: ['nightly'], options: { ports: '22' } }, 'kept by an update of the ports')
+    t.match(await run('schedule', 'show', created.id), /tag:lab \(.*tags nightly/)
+    const dropped = JSON.parse(await run('schedule', 'update', created.id, '--tag', '', '--json'))
+    t.notOk('tags' in dropped.scan, "--tag '' drops them")
   })
 }

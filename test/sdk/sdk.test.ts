@@ -231,6 +231,19 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal(missing.response.status, 404)
     })
 
+    t.test('the scan\'s report: JSON as the document defines it, the other formats by their media types', async (t) => {
+      const json = await admin.GET('/app/scan/{id}/report', { params: { path: { id: scanId }, query: { format: 'json' } } })
+      t.equal(json.response.status, 200)
+      t.equal((json.data as { scan: { id: string } } | undefined)?.scan.id, scanId)
+      for (const format of ['csv', 'sarif', 'html'] as const) {
+        const other = await admin.GET('/app/scan/{id}/report', { params: { path: { id: scanId }, query: { format } }, parseAs: 'text' })
+        t.equal(other.response.status, 200, format)
+        t.match(other.response.headers.get('content-disposition'), new RegExp(`filename="vulnscan-report-.*\\.${format}"`))
+      }
+      const missing = await admin.GET('/app/scan/{id}/report', { params: { path: { id: 'no-such-scan' } } })
+      t.equal(missing.response.status, 404)
+    })
+
     t.test('cancelling: a queued scan is cancelled, an ended one is a 409', async (t) => {
       // Lowest priority and the whole port range, so it is still queued or running when the cancel arrives.
       const id = `sdk-cancel-${backend}`
@@ -241,6 +254,25 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id } } })).response.status, 409, 'cancelling twice: 409')
       t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id: scanId } } })).response.status, 409, 'a completed scan: 409')
       t.equal((await admin.DELETE('/app/scan/{id}', { params: { path: { id: 'no-such-scan' } } })).response.status, 404)
+    })
+
+    t.test('one scan\'s results, and a diff with another', async (t) => {
+      const hosts = await admin.GET('/host', { params: { query: { scanId } } })
+      t.ok(hosts.data?.items.some((h) => h.address === '127.0.0.1'), 'the scan saw 127.0.0.1')
+      const found = await admin.GET('/vulnerability', { params: { query: { scanId, limit: 500 } } })
+      const page = found.data as { total: number, items: Array<{ address: string }> }
+      t.ok(page.total > 0, 'and observed findings there')
+      t.ok(page.items.every((f) => f.address === '127.0.0.1'))
+      t.equal((await admin.GET('/host', { params: { query: { scanId: 'no-such-scan' } } })).response.status, 404, 'an unknown scan: 404')
+      const none = await admin.GET('/app/scan/{id}/diff', { params: { path: { id: scanId } } })
+      t.equal(none.response.status, 409, 'no earlier completed scan of 127.0.0.1: 409')
+      const against = `sdk-cancel-${backend}`
+      const diff = await admin.GET('/app/scan/{id}/diff', { params: { path: { id: scanId }, query: { against, limit: 10 } } })
+      t.equal(diff.response.status, 200)
+      t.equal(diff.data?.against, against)
+      t.equal(diff.data?.totals.newFindings, page.total, 'against a scan cancelled before it saw anything, every finding is new')
+      t.same(diff.data?.hosts.appeared.map((h) => h.address), ['127.0.0.1'])
+      t.equal((await admin.GET('/app/scan/{id}/diff', { params: { path: { id: 'no-such-scan' } } })).response.status, 404)
     })
 
     t.test('hosts', async (t) => {

@@ -94,7 +94,7 @@ export function parseMessage (reply: Buffer): DnsAnswer | null {
 }
 
 /** Products by their version text; group 1 is the upstream version. */
-const PRODUCTS: Array<[RegExp, string]> = [
+export const PRODUCTS: Array<[RegExp, string]> = [
   [/^dnsmasq-(\d[\w.]*)/i, 'dnsmasq'],
   [/^unbound (\d[\w.]*)/i, 'Unbound'],
   [/^Knot DNS (\d[\w.]*)/i, 'Knot DNS'],

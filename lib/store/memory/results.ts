@@ -6,7 +6,7 @@
 // records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
 import type { HostPort, HostRecord, Page } from '../types'
 import type {
-  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
+  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord, ScanPort
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
@@ -16,6 +16,7 @@ import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
 import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
+import { byAddress, mergeScanHead, speaksFor, type ScanHostHead } from '../scan-hosts'
 
 const EXPLOIT_BATCH = 1000
 const PORTS_MAX = 100_000
@@ -36,6 +37,17 @@ interface HostEntry {
   /** Slots of the host's findings. */
   slots: number[]
 }
+
+/**
+ * What one scan saw of one host: the snapshot (its ports shared with every snapshot that shows the same) and the
+ * slots of the findings it observed. A slot is freed only with its host, which takes its snapshots with it.
+ */
+interface ScanHostEntry {
+  head: ScanHostHead
+  slots: Uint32Array
+}
+
+const NO_SLOTS = new Uint32Array(0)
 
 function compareText (a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
@@ -101,6 +113,10 @@ export class MemoryResultsStore implements ResultsStore {
   private readonly findingLists = new Map<FindingSort, SortedList<number>>()
   private revision = 0
   private writes = 0
+  /** Scan id → address → what that scan saw of the host. */
+  private readonly scanEntries = new Map<string, Map<string, ScanHostEntry>>()
+  /** One frozen copy of each distinct port a scan snapshot shows (bounded like `ports`). */
+  private readonly scanPorts = new Map<string, ScanPort>()
 
   private hostList (sort: HostSort): SortedList<HostEntry> {
     let list = this.hostLists.get(sort)
@@ -231,6 +247,7 @@ export class MemoryResultsStore implements ResultsStore {
     const atMs = Date.parse(at)
     const scanId = write.scanId
     const counts = { newFindings: 0, fixed: 0, reopened: 0 }
+    const observed: number[] = []
     // Write numbers start at 1 (0: seen by no write); when they wrap around, every slot starts afresh.
     const w = this.writes = (this.writes + 1) >>> 0
     if (w === 0) {
@@ -249,11 +266,13 @@ export class MemoryResultsStore implements ResultsStore {
         t.seenBy[s] = w
         this.addFinding(s, new Finding(address, nf.port, t.detailOf(nf), nf.observed, at, at, scanId, null, null), atMs, atMs)
         slots.push(s)
+        observed.push(s)
         if (nf.observed === 'open') counts.newFindings++
         continue
       }
       if (t.seenBy[slot] === w) continue
       t.seenBy[slot] = w
+      observed.push(slot)
       const prev = t.entries[slot]!
       const prevFirst = t.firstSeen[slot]
       const prevLast = t.lastSeen[slot]
@@ -287,8 +306,78 @@ export class MemoryResultsStore implements ResultsStore {
 
     const entry = this.putHost(mergeHostRecord(host?.record ?? null, write, address, this.tallies(slots)))
     entry.slots = slots
+    this.recordScanHost(address, write, observed)
     this.revision++
     return counts
+  }
+
+  private readonly texts = new Map<string, string>()
+
+  private sharedText (text: string): string {
+    const known = this.texts.get(text)
+    if (known !== undefined) return known
+    if (this.texts.size >= PORTS_MAX) this.texts.clear()
+    this.texts.set(text, text)
+    return text
+  }
+
+  private sharedScanPort (p: ScanPort): ScanPort {
+    const key = JSON.stringify(p)
+    const known = this.scanPorts.get(key)
+    if (known !== undefined) return known
+    if (this.scanPorts.size >= PORTS_MAX) this.scanPorts.clear()
+    this.scanPorts.set(key, Object.freeze(p))
+    return p
+  }
+
+  /** The scan's snapshot of the host after this write (scan-hosts.ts's rules), with the slots it observed. */
+  private recordScanHost (address: string, write: HostScanWrite, observed: number[]): void {
+    let hosts = this.scanEntries.get(write.scanId)
+    if (hosts === undefined) this.scanEntries.set(write.scanId, hosts = new Map())
+    const prev = hosts.get(address)
+    const head = mergeScanHead(prev?.head ?? null, write)
+    head.ports = head.ports.map((p) => this.sharedScanPort(p))
+    // Hosts of one scan mostly cover and settle the same ports: one copy of each range text.
+    head.scanned = this.sharedText(head.scanned)
+    head.settled = this.sharedText(head.settled)
+    let slots = observed
+    if (prev !== undefined && prev.slots.length > 0) {
+      const speaks = speaksFor(write)
+      const entries = this.table.entries
+      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port)), ...observed])]
+    }
+    slots.sort((a, b) => this.table.compareIds(a, b))
+    hosts.set(address, { head: Object.freeze(head), slots: slots.length === 0 ? NO_SLOTS : Uint32Array.from(slots) })
+  }
+
+  /** The slots of the findings a scan observed (on one host, when given). */
+  private scanSlots (scanId: string, host?: string): number[] {
+    const hosts = this.scanEntries.get(scanId)
+    if (hosts === undefined) return []
+    if (host !== undefined) return Array.from(hosts.get(host)?.slots ?? NO_SLOTS)
+    const out: number[] = []
+    for (const e of hosts.values()) for (const s of e.slots) out.push(s)
+    return out
+  }
+
+  async scanHosts (scanId: string): Promise<ScanHostRecord[]> {
+    const hosts = this.scanEntries.get(scanId)
+    if (hosts === undefined) return []
+    const t = this.table
+    const out: ScanHostRecord[] = []
+    for (const [address, { head, slots }] of hosts) {
+      out.push({
+        address,
+        ...head,
+        ports: head.ports.map((p) => ({ ...p })),
+        findings: Array.from(slots, (s) => {
+          const f = t.entries[s]!
+          const c = f.detail.cve
+          return { id: t.idText(s), port: f.port, cveId: c.cveId, severity: c.severity, cvss: c.cvss, status: f.status }
+        })
+      })
+    }
+    return byAddress(out)
   }
 
   async recordHosts (writes: HostScanWrite[]): Promise<RecordCounts[]> {
@@ -304,6 +393,17 @@ export class MemoryResultsStore implements ResultsStore {
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const { offset, limit } = query
     const matches = hostMatcher(query)
+    if (query.scanId !== undefined) {
+      // The scan's hosts are the candidates, put in order.
+      const seen = this.scanEntries.get(query.scanId)
+      const candidates: HostEntry[] = []
+      for (const address of seen?.keys() ?? []) {
+        const h = this.hosts.get(address)
+        if (h !== undefined && (matches === null || matches(h))) candidates.push(h)
+      }
+      candidates.sort(hostOrder(sort))
+      return { items: pageOf(candidates, order, offset, limit).map((h) => h.record), total: candidates.length }
+    }
     if (matches === null) {
       return { items: this.hostList(sort).slice(order, offset, limit).map((h) => h.record), total: this.hosts.size }
     }
@@ -336,6 +436,9 @@ export class MemoryResultsStore implements ResultsStore {
       }
       this.table.release(s)
     }
+    for (const [scanId, hosts] of this.scanEntries) {
+      if (hosts.delete(entry.address) && hosts.size === 0) this.scanEntries.delete(scanId)
+    }
     for (const list of this.hostLists.values()) list.delete(entry)
     this.hosts.delete(entry.address)
     this.revision++
@@ -361,12 +464,13 @@ export class MemoryResultsStore implements ResultsStore {
       return { slots: this.walkPage(sort, order, offset, limit, total, (s) => !t.isHidden(s)), total }
     }
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
+    // A scan's findings are always the candidates when it is named: the test below does not know scans.
     const lists: number[][] = []
     if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
     if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
     // A tag names hosts: their findings are the candidates, and whichever list is picked, each finding's host must carry it.
-    if (q.tag !== undefined) lists.push(this.taggedSlots(q.tag))
-    const candidates = lists.sort((a, b) => a.length - b.length)[0]
+    if (q.tag !== undefined && q.scanId === undefined) lists.push(this.taggedSlots(q.tag))
+    const candidates = q.scanId !== undefined ? this.scanSlots(q.scanId, q.host) : lists.sort((a, b) => a.length - b.length)[0]
     if (candidates !== undefined) {
       const passes = t.filter(q)
       const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)

@@ -3,6 +3,7 @@ import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DE
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
+import { targetsKey } from '../../scans'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const
@@ -68,6 +69,20 @@ export class MemoryStore implements Store {
     if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
     this.events.changed(id)
     return { applied: true, scan: this.view(s) }
+  }
+
+  async previousScan (id: string, status: ScanStatus): Promise<ScanRecord | null> {
+    const scan = this.scans.get(id)
+    if (scan === undefined) return null
+    const key = targetsKey(scan.targets)
+    const created = Date.parse(scan.createdAt)
+    // Newest first, as the Redis store walks its index of the same targets.
+    for (let i = this.scanOrder.length - 1; i >= 0; i--) {
+      const s = this.scans.get(this.scanOrder[i])
+      if (s === undefined || s.id === id || s.status !== status || !(Date.parse(s.createdAt) < created)) continue
+      if (targetsKey(s.targets) === key) return this.view(s)
+    }
+    return null
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {

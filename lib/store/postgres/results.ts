@@ -8,10 +8,11 @@ import type { Pool, PoolClient } from 'pg'
 import Cursor from 'pg-cursor'
 import type { HostRecord, Page } from '../types'
 import type {
-  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore
+  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord
 } from '../results-types'
+import { byAddress, mergeScanHead, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
-  decide, FINDING_SORT_DEFAULT_ORDER, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
+  decide, FINDING_SORT_DEFAULT_ORDER, findingId, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
   hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit, withHostTags
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -171,6 +172,28 @@ const DROP_EMPTY_EPSS_COUNTS = `
 DELETE FROM finding_epss_counts c USING json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean)
 WHERE c.epss_bucket = x.epss_bucket AND c.status = x.status AND c.kev = x.kev AND c.n = 0`
 
+const UPSERT_SCAN_HOSTS = `
+INSERT INTO scan_hosts (scan_id, address, finding_ids, finding_ports, record)
+SELECT scan_id, address, finding_ids::text[], finding_ports::integer[], record::json
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], string_to_array($5::text, E'\n')) AS x(scan_id, address, finding_ids, finding_ports, record)
+ON CONFLICT (scan_id, address) DO UPDATE SET finding_ids = EXCLUDED.finding_ids, finding_ports = EXCLUDED.finding_ports, record = EXCLUDED.record`
+
+/** One row of scan_hosts as the write path reads and makes it. */
+interface ScanHostRow { head: ScanHostHead, text: string, ids: string[], ports: number[] }
+
+/** The scan's snapshot of a host after one more write (scan-hosts.ts's rules), with the findings it observed by id. */
+function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, address: string): ScanHostRow {
+  const head = mergeScanHead(prev?.head ?? null, write)
+  const byId = new Map<string, number>()
+  if (prev !== undefined) {
+    const speaks = speaksFor(write)
+    prev.ids.forEach((id, i) => { if (!speaks(prev.ports[i])) byId.set(id, prev.ports[i]) })
+  }
+  for (const nf of write.findings) byId.set(findingId(address, nf.port, nf.cveId), nf.port)
+  const ids = [...byId.keys()].sort()
+  return { head, text: JSON.stringify(head), ids, ports: ids.map((id) => byId.get(id) as number) }
+}
+
 /** Host-level lock keys, taken in one order by every writer: two writes to one host run one after the other. */
 const LOCK_HOSTS = `
 SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(a, 7310) AS k FROM unnest($1::text[]) AS a ORDER BY 1) AS s`
@@ -264,12 +287,16 @@ export class PostgresResultsStore implements ResultsStore {
     const distinct = [...new Set(addresses)]
     const written = await this.transaction(async (c) => {
       await c.query(LOCK_HOSTS, [distinct])
-      const [hostRows, findingRows] = await Promise.all([
+      const [hostRows, findingRows, scanRows] = await Promise.all([
         c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
         // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
         // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
         // exactly as written), and the new text is the one sent.
-        c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
+        c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct]),
+        // Rows of a first write of each scan are not there: a probe of the primary key each.
+        c.query<{ scan_id: string, address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
+          'SELECT scan_id, address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE (scan_id, address) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+          [writes.map((w) => w.scanId), addresses])
       ])
       const hostsBefore = new Map(hostRows.rows.map((r) => [r.record.address, r.record]))
       const textBefore = new Map<string, string>()
@@ -286,6 +313,11 @@ export class PostgresResultsStore implements ResultsStore {
         if (list === undefined) byHost.set(f.address, [f])
         else list.push(f)
       }
+      const scansBefore = new Map<string, ScanHostRow>()
+      for (const r of scanRows.rows) {
+        scansBefore.set(`${r.scan_id}\n${r.address}`, { head: JSON.parse(r.text) as ScanHostHead, text: r.text, ids: r.finding_ids, ports: r.finding_ports })
+      }
+      const scans = new Map(scansBefore)
       const out: RecordCounts[] = []
       for (const [i, write] of writes.entries()) {
         const address = addresses[i]
@@ -293,6 +325,8 @@ export class PostgresResultsStore implements ResultsStore {
         hosts.set(address, merged.host)
         byHost.set(address, merged.findings)
         out.push(merged.counts)
+        const key = `${write.scanId}\n${address}`
+        scans.set(key, mergeScanRow(scans.get(key), write, address))
       }
 
       const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))
@@ -312,9 +346,22 @@ export class PostgresResultsStore implements ResultsStore {
       }
       if (changedHosts.length > 0) await c.query(UPSERT_HOSTS, hostParams(changedHosts))
       if (changedFindings.length > 0) await c.query(UPSERT_FINDINGS, findingParams(changedFindings, changedTexts))
+      const changedScans = [...scans].filter(([key, row]) => {
+        const before = scansBefore.get(key)
+        return before === undefined || before.text !== row.text || !isDeepStrictEqual(before.ids, row.ids) || !isDeepStrictEqual(before.ports, row.ports)
+      })
+      if (changedScans.length > 0) {
+        await c.query(UPSERT_SCAN_HOSTS, [
+          changedScans.map(([key]) => key.slice(0, key.lastIndexOf('\n'))),
+          changedScans.map(([key]) => key.slice(key.lastIndexOf('\n') + 1)),
+          changedScans.map(([, r]) => `{${r.ids.join(',')}}`),
+          changedScans.map(([, r]) => intArrayText(r.ports)),
+          changedScans.map(([, r]) => r.text).join('\n')
+        ])
+      }
       await this.applyCounts(c, deltas)
       await this.bumpRevision(c)
-      return { out, rows: changedHosts.length + changedFindings.length }
+      return { out, rows: changedHosts.length + changedFindings.length + changedScans.length }
     })
     this.wrote(written.rows)
     return written.out
@@ -331,6 +378,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.product !== undefined) where.push(`products @> ARRAY[${p.add(query.product.toLowerCase())}::text]`)
     if (query.minSeverity !== undefined) where.push(`severity_score >= ${p.add(SEVERITY_RANK[query.minSeverity])}`)
     if (query.hasFindings !== undefined) where.push(query.hasFindings ? 'findings_count > 0' : 'findings_count = 0')
+    if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const total = Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
@@ -373,6 +421,7 @@ export class PostgresResultsStore implements ResultsStore {
       const gone = await c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = $1 ORDER BY id FOR UPDATE', [key])
       await c.query('DELETE FROM findings WHERE address = $1', [key])
       await c.query('DELETE FROM hosts WHERE address = $1', [key])
+      await c.query('DELETE FROM scan_hosts WHERE address = $1', [key])
       const deltas = new CountDeltas()
       for (const r of gone.rows) deltas.add(r.record, -1)
       await this.applyCounts(c, deltas)
@@ -388,10 +437,17 @@ export class PostgresResultsStore implements ResultsStore {
     const where: string[] = []
     if (query.host !== undefined) where.push(`address = ${p.add(normalizeAddress(query.host) ?? query.host)}`)
     if (query.cveId !== undefined) where.push(`cve_id = ${p.add(query.cveId.toUpperCase())}`)
+    if (query.scanId !== undefined) where.push(this.scanFindingsWhere(query.scanId, query.host, p))
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
     if (query.tag !== undefined) where.push(`address IN (SELECT address FROM hosts WHERE tags @> ARRAY[${p.add(query.tag)}::text])`)
     return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params: p, order, column: FINDING_SORT_COLUMN[sort] }
+  }
+
+  /** The findings a scan observed (on one host, when given): the ids its rows hold. */
+  private scanFindingsWhere (scanId: string, host: string | undefined, p: Params): string {
+    const onHost = host === undefined ? '' : ` AND address = ${p.add(normalizeAddress(host) ?? host)}`
+    return `id IN (SELECT unnest(finding_ids) FROM scan_hosts WHERE scan_id = ${p.add(scanId)}${onHost})`
   }
 
   /** The conditions on counted dimensions: the same text filters finding_counts and findings. */
@@ -409,11 +465,11 @@ export class PostgresResultsStore implements ResultsStore {
 
   private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
     // The counts tables know nothing of hosts: a tag's findings are counted row by row.
-    if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.severity === undefined &&
+    if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
       query.confidence === undefined && query.minCvss === undefined && query.tag === undefined) {
       return await this.countByEpss(query, query.minEpss)
     }
-    if (query.host === undefined && query.cveId === undefined && query.minEpss === undefined && query.tag === undefined) {
+    if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined && query.tag === undefined) {
       const p = new Params()
       const where = this.countedWhere(query, p)
       const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM finding_counts WHERE ${where.join(' AND ')}`, p.values)
@@ -450,8 +506,9 @@ export class PostgresResultsStore implements ResultsStore {
     // A host's or a CVE's findings are few beside the whole table: read them through their own index and sort them,
     // rather than walk the sort index until enough of them turn up (a hot CVE's share of millions can be far down it).
     // A CVE's findings have an index in CVSS order of their own (findings_by_cve).
-    const ownIndex = query.host === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
-    const column = (query.host !== undefined || query.cveId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
+    // A scan's findings likewise.
+    const ownIndex = query.host === undefined && query.scanId === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
+    const column = (query.host !== undefined || query.cveId !== undefined || query.scanId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
     const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
@@ -597,6 +654,29 @@ export class PostgresResultsStore implements ResultsStore {
   async hostsWithTags (tags: string[]): Promise<string[]> {
     const r = await this.pool.query<{ address: string }>('SELECT address FROM hosts WHERE tags && $1::text[]', [tags])
     return sortAddresses(r.rows.map((row) => row.address))
+  }
+
+  async scanHosts (scanId: string): Promise<ScanHostRecord[]> {
+    // One snapshot for both reads: a host written or deleted in between would otherwise miss its findings.
+    return await this.transaction(async (c) => {
+      const rows = await c.query<{ address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
+        'SELECT address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE scan_id = $1', [scanId])
+      if (rows.rows.length === 0) return []
+      const found = await c.query<{ id: string, cve_id: string, severity: string, cvss: number | null, status: FindingRecord['status'] }>(
+        'SELECT id, cve_id, severity, cvss, status FROM findings WHERE id IN (SELECT unnest(finding_ids) FROM scan_hosts WHERE scan_id = $1)', [scanId])
+      const byId = new Map(found.rows.map((r) => [r.id, r]))
+      return byAddress(rows.rows.map((r) => {
+        const head = JSON.parse(r.text) as ScanHostHead
+        return {
+          address: r.address,
+          ...head,
+          findings: r.finding_ids.flatMap((id, i) => {
+            const f = byId.get(id)
+            return f === undefined ? [] : [{ id, port: r.finding_ports[i], cveId: f.cve_id, severity: f.severity as FindingRecord['severity'], cvss: f.cvss, status: f.status }]
+          })
+        }
+      }))
+    }, 'REPEATABLE READ READ ONLY')
   }
 
   async hostsForCve (cveId: string): Promise<string[]> {

@@ -6,6 +6,10 @@ import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
 import { scanEventsChannel } from '../../scan-events'
+import { targetsDigest, targetsKey } from '../../scans'
+
+/** Scans of the same targets read at a time while looking for a previous one in some status. */
+const PREVIOUS_PAGE = 50
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
 // KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
@@ -141,6 +145,7 @@ export class RedisStore implements Store {
         .hset(this.scanKey(scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
         .zadd(this.key('scans'), score, scan.id)
         .zadd(this.key('scans', 'status', scan.status), score, scan.id)
+        .zadd(this.scansOfTargetsKey(scan.targets), score, scan.id)
         .exec()
       this.changed(scan.id)
       return { created: true, scan }
@@ -148,6 +153,26 @@ export class RedisStore implements Store {
     const existing = await this.getScan(scan.id)
     if (!existing) return this.createScan(scan)
     return { created: false, scan: existing }
+  }
+
+  /** The scans of one target list by creation time (lib/scans.ts targetsKey): how previousScan finds a scan's predecessors. */
+  private scansOfTargetsKey (targets: ScanRecord['targets']): string {
+    return this.key('scans', 'targets', targetsDigest(targets))
+  }
+
+  async previousScan (id: string, status: ScanStatus): Promise<ScanRecord | null> {
+    const scan = await this.getScan(id)
+    if (scan === null) return null
+    const set = this.scansOfTargetsKey(scan.targets)
+    const key = targetsKey(scan.targets)
+    const max = `(${Date.parse(scan.createdAt)}`
+    for (let offset = 0; ; offset += PREVIOUS_PAGE) {
+      const ids = await this.redis.zrevrangebyscore(set, max, '-inf', 'LIMIT', offset, PREVIOUS_PAGE)
+      // The digest names the list; the key itself is compared, so two lists never pass for each other.
+      const found = (await this.readScans(ids)).find((s) => s.id !== id && s.status === status && targetsKey(s.targets) === key)
+      if (found !== undefined) return found
+      if (ids.length < PREVIOUS_PAGE) return null
+    }
   }
 
   private stateFields (patch: ScanPatch): Record<string, string> {

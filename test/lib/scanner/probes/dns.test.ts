@@ -1,5 +1,6 @@
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { dnsmasq } from '../../../../bench/support/daemon-specs'
 import { complete, identify, parse, versionQuery } from '../../../../lib/scanner/probes/dns'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -29,12 +30,7 @@ test('answers: dnsmasq (captured from Debian\'s dnsmasq 2.90), BIND\'s packaging
 })
 
 test('dnsmasq from Debian over TCP', { skip: daemonUnavailable('/usr/sbin/dnsmasq', 'dnsmasq-base') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'dnsmasq-base',
-    binary: '/usr/sbin/dnsmasq',
-    args: ({ host, port }) => ['-k', '--conf-file=/dev/null', `--listen-address=${host}`, `--port=${port}`, '--bind-interfaces',
-      '--no-resolv', '--no-hosts', '-u', 'root', '--pid-file=']
-  })
+  const d = await startDaemon(dnsmasq())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(r, { service: 'dns', product: 'dnsmasq', version: upstream(d.packageVersion) })

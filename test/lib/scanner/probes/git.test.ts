@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { gitDaemon } from '../../../../bench/support/daemon-specs'
 import { complete, parse, request } from '../../../../lib/scanner/probes/git'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -23,13 +23,7 @@ test('pkt-line request and replies', async (t) => {
 })
 
 test('Debian\'s git daemon: the protocol without a repository, the version where one is served', { skip: daemonUnavailable('/usr/lib/git-core/git-daemon', 'git') }, async (t) => {
-  const start = async (servedAtRoot: boolean): Promise<Awaited<ReturnType<typeof startDaemon>>> => await startDaemon({
-    pkg: 'git',
-    binary: '/usr/bin/git',
-    prepare: () => [['git', ['init', '-q', '--bare', 'repo.git']]],
-    args: ({ host, port, dir }) => ['daemon', `--listen=${host}`, `--port=${port}`, '--export-all', '--informative-errors',
-      `--base-path=${servedAtRoot ? path.join(dir, 'repo.git') : dir}`, '--reuseaddr']
-  })
+  const start = async (servedAtRoot: boolean): ReturnType<typeof startDaemon> => await startDaemon(gitDaemon(servedAtRoot))
   const plain = await start(false)
   t.teardown(plain.stop)
   const r = await detectService({ host: plain.host, port: plain.port, level: 'full' })

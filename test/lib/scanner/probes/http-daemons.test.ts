@@ -1,29 +1,16 @@
 // HTTP servers and proxies from Debian's packages, each started on a loopback address of its own:
 // product and version must equal what the daemon itself shows on the wire.
 
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { caddy, cupsd, etcd, haproxy, jetty, lighttpd, nginx, prometheus, squid, tinyproxy, tomcat, varnish, neighbourPort } from '../../../../bench/support/daemon-specs'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
 /** The upstream part of a Debian package version: `1:2.4.2-3+deb12u9` -> `2.4.2`. */
 const upstream = (v: string): string => v.replace(/^\d+:/, '').replace(/[-+~].*$/, '')
 
 test('CUPS: the full version from the page title, not the header\'s major.minor', { skip: daemonUnavailable('/usr/sbin/cupsd', 'cups-daemon') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'cups-daemon',
-    binary: '/usr/sbin/cupsd',
-    files: ({ host, port, dir }) => {
-      for (const sub of ['cache', 'state', 'spool', 'tmp']) mkdirSync(path.join(dir, sub), { recursive: true })
-      return {
-        'cupsd.conf': `Listen ${host}:${port}\nLogLevel warn\nWebInterface Yes\n<Location />\n  Order allow,deny\n  Allow all\n</Location>\n`,
-        'cups-files.conf': [`ServerRoot ${dir}`, `CacheDir ${dir}/cache`, `StateDir ${dir}/state`, `RequestRoot ${dir}/spool`,
-          `TempDir ${dir}/tmp`, 'ErrorLog stderr', 'AccessLog /dev/null', 'PageLog /dev/null', 'Printcap', ''].join('\n')
-      }
-    },
-    args: ({ dir }) => ['-f', '-c', path.join(dir, 'cupsd.conf'), '-s', path.join(dir, 'cups-files.conf')]
-  })
+  const d = await startDaemon(cupsd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'CUPS', version: upstream(d.packageVersion) })
@@ -33,17 +20,7 @@ test('CUPS: the full version from the page title, not the header\'s major.minor'
 })
 
 test('lighttpd', { skip: daemonUnavailable('/usr/sbin/lighttpd', 'lighttpd') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'lighttpd',
-    binary: '/usr/sbin/lighttpd',
-    files: ({ host, port, dir }) => {
-      mkdirSync(path.join(dir, 'www'))
-      return {
-        'lighttpd.conf': `server.document-root = "${dir}/www"\nserver.bind = "${host}"\nserver.port = ${port}\nserver.errorlog = "${dir}/error.log"\n`
-      }
-    },
-    args: ({ dir }) => ['-D', '-f', path.join(dir, 'lighttpd.conf')]
-  })
+  const d = await startDaemon(lighttpd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'lighttpd', version: upstream(d.packageVersion) })
@@ -51,14 +28,7 @@ test('lighttpd', { skip: daemonUnavailable('/usr/sbin/lighttpd', 'lighttpd') }, 
 })
 
 test('tinyproxy', { skip: daemonUnavailable('/usr/bin/tinyproxy', 'tinyproxy') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'tinyproxy',
-    binary: '/usr/bin/tinyproxy',
-    files: ({ host, port }) => ({
-      'tinyproxy.conf': `Port ${port}\nListen ${host}\nBind ${host}\nTimeout 30\nMaxClients 10\nAllow 127.0.0.0/8\n`
-    }),
-    args: ({ dir }) => ['-d', '-c', path.join(dir, 'tinyproxy.conf')]
-  })
+  const d = await startDaemon(tinyproxy())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'tinyproxy', version: upstream(d.packageVersion) })
@@ -68,35 +38,17 @@ test('tinyproxy', { skip: daemonUnavailable('/usr/bin/tinyproxy', 'tinyproxy') }
 })
 
 test('HAProxy: the product from its error page, the version only where its statistics page shows it', { skip: daemonUnavailable('/usr/sbin/haproxy', 'haproxy') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'haproxy',
-    binary: '/usr/sbin/haproxy',
-    files: ({ host, port, dir }) => ({
-      'haproxy.cfg': ['global', `  stats socket ${path.join(dir, 'admin.sock')}`, 'defaults', '  mode http', '  timeout connect 1s',
-        '  timeout client 5s', '  timeout server 5s', 'frontend web', `  bind ${host}:${port}`, '  default_backend none',
-        'frontend stats', `  bind ${host}:${port + 1 <= 65535 ? port + 1 : port - 1}`, '  stats enable', '  stats uri /', 'backend none', ''].join('\n')
-    }),
-    args: ({ dir }) => ['-db', '-f', path.join(dir, 'haproxy.cfg')]
-  })
+  const d = await startDaemon(haproxy())
   t.teardown(d.stop)
   const web = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(web, { service: 'http', product: 'HAProxy' })
   t.equal(web.version, undefined, 'the error page shows no version')
-  const stats = await detectService({ host: d.host, port: d.port + 1 <= 65535 ? d.port + 1 : d.port - 1, level: 'light' })
+  const stats = await detectService({ host: d.host, port: neighbourPort(d.port), level: 'light' })
   t.match(stats, { service: 'http', product: 'HAProxy', version: upstream(d.packageVersion) })
 })
 
 test('Squid', { skip: daemonUnavailable('/usr/sbin/squid', 'squid') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'squid',
-    binary: '/usr/sbin/squid',
-    files: ({ host, port, dir }) => ({
-      'squid.conf': [`http_port ${host}:${port}`, 'pid_filename none', `cache_log ${path.join(dir, 'cache.log')}`, 'access_log none',
-        'cache deny all', 'http_access deny all', 'shutdown_lifetime 0 seconds', ''].join('\n')
-    }),
-    args: ({ dir }) => ['-N', '-f', path.join(dir, 'squid.conf')],
-    startMs: 20_000
-  })
+  const d = await startDaemon(squid())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'Squid http proxy', version: upstream(d.packageVersion) })
@@ -104,15 +56,7 @@ test('Squid', { skip: daemonUnavailable('/usr/sbin/squid', 'squid') }, async (t)
 })
 
 test('Varnish: the version its Via header shows (major.minor), nothing more', { skip: daemonUnavailable('/usr/sbin/varnishd', 'varnish') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'varnish',
-    binary: '/usr/sbin/varnishd',
-    // Its VCL compiler runs unprivileged and writes into the working directory.
-    prepare: () => [['chmod', ['755', '.']]],
-    // The backend is a closed port on Varnish's own address: every request gets Varnish's own 503.
-    args: ({ host, port, dir }) => ['-F', '-a', `${host}:${port}`, '-b', `${host}:1`, '-n', dir],
-    startMs: 20_000
-  })
+  const d = await startDaemon(varnish())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   const majorMinor = upstream(d.packageVersion).split('.').slice(0, 2).join('.')
@@ -121,13 +65,7 @@ test('Varnish: the version its Via header shows (major.minor), nothing more', { 
 })
 
 test('Caddy: the product its Server header names, and no version since it shows none', { skip: daemonUnavailable('/usr/bin/caddy', 'caddy') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'caddy',
-    binary: '/usr/bin/caddy',
-    files: ({ host, port }) => ({ Caddyfile: `{\n  admin off\n  auto_https off\n}\nhttp://${host}:${port} {\n  respond "hello"\n}\n` }),
-    env: ({ dir }) => ({ HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') }),
-    args: ({ dir }) => ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile']
-  })
+  const d = await startDaemon(caddy())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'Caddy' })
@@ -136,20 +74,7 @@ test('Caddy: the product its Server header names, and no version since it shows 
 })
 
 test('Apache Tomcat: the version from its own error page', { skip: daemonUnavailable('/usr/share/tomcat10/bin/catalina.sh', 'tomcat10') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'tomcat10',
-    binary: '/usr/share/tomcat10/bin/catalina.sh',
-    prepare: () => [['mkdir', ['-p', 'conf', 'logs', 'webapps', 'work', 'temp']], ['cp', ['/etc/tomcat10/web.xml', 'conf/web.xml']]],
-    files: ({ host, port }) => ({
-      'server.xml': `<?xml version="1.0"?>\n<Server port="-1" shutdown="SHUTDOWN">\n  <Service name="Catalina">\n` +
-        `    <Connector address="${host}" port="${port}" protocol="HTTP/1.1"/>\n` +
-        '    <Engine name="Catalina" defaultHost="localhost">\n      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>\n' +
-        '    </Engine>\n  </Service>\n</Server>\n'
-    }),
-    env: ({ dir }) => ({ CATALINA_HOME: '/usr/share/tomcat10', CATALINA_BASE: dir, CATALINA_TMPDIR: path.join(dir, 'temp') }),
-    args: ({ dir }) => ['run', '-config', path.join(dir, 'server.xml')],
-    startMs: 90_000
-  })
+  const d = await startDaemon(tomcat())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'Apache Tomcat', version: upstream(d.packageVersion) })
@@ -157,18 +82,7 @@ test('Apache Tomcat: the version from its own error page', { skip: daemonUnavail
 })
 
 test('etcd: a bare 404 at /, then its version at /version', { skip: daemonUnavailable('/usr/bin/etcd', 'etcd-server') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'etcd-server',
-    binary: '/usr/bin/etcd',
-    // Client, peer and metrics listeners all on the test's own address.
-    args: ({ host, port, dir }) => {
-      const peer = `http://${host}:${port < 65535 ? port + 1 : port - 1}`
-      return ['--name', 'test', '--data-dir', path.join(dir, 'data'), '--listen-client-urls', `http://${host}:${port}`,
-        '--advertise-client-urls', `http://${host}:${port}`, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-        '--initial-cluster', `test=${peer}`, '--listen-metrics-urls', `http://${host}:${port > 1 ? port - 1 : port + 2}`]
-    },
-    startMs: 30_000
-  })
+  const d = await startDaemon(etcd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'etcd', version: upstream(d.packageVersion) })
@@ -176,14 +90,7 @@ test('etcd: a bare 404 at /, then its version at /version', { skip: daemonUnavai
 })
 
 test('Prometheus: a redirect at /, then its build information', { skip: daemonUnavailable('/usr/bin/prometheus', 'prometheus') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'prometheus',
-    binary: '/usr/bin/prometheus',
-    files: () => ({ 'prometheus.yml': 'global:\n  scrape_interval: 1h\n' }),
-    args: ({ host, port, dir }) => [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--web.listen-address=${host}:${port}`,
-      `--storage.tsdb.path=${path.join(dir, 'data')}`],
-    startMs: 30_000
-  })
+  const d = await startDaemon(prometheus())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'Prometheus', version: upstream(d.packageVersion) })
@@ -192,13 +99,7 @@ test('Prometheus: a redirect at /, then its build information', { skip: daemonUn
 
 test('Jetty: the version its Server header shows, build date and all', { skip: daemonUnavailable('/usr/share/jetty9/start.jar', 'jetty9') }, async (t) => {
   const start = ['-jar', '/usr/share/jetty9/start.jar', 'jetty.home=/usr/share/jetty9']
-  const d = await startDaemon({
-    pkg: 'jetty9',
-    binary: '/usr/bin/java',
-    prepare: ({ dir }) => [['java', [...start, `jetty.base=${dir}`, '--add-to-start=http']]],
-    args: ({ host, port, dir }) => [...start, `jetty.base=${dir}`, `jetty.http.host=${host}`, `jetty.http.port=${port}`],
-    startMs: 90_000
-  })
+  const d = await startDaemon(jetty())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'Jetty', version: new RegExp(`^${upstream(d.packageVersion).replace(/\./g, '\\.')}\\.v\\d{8}$`) })
@@ -206,16 +107,7 @@ test('Jetty: the version its Server header shows, build date and all', { skip: d
 })
 
 test('nginx', { skip: daemonUnavailable('/usr/sbin/nginx', 'nginx-light') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'nginx-light',
-    binary: '/usr/sbin/nginx',
-    files: ({ host, port, dir }) => ({
-      'nginx.conf': [`pid ${path.join(dir, 'nginx.pid')};`, `error_log ${path.join(dir, 'error.log')};`, 'events {}', 'http {',
-        `  access_log off;`, `  client_body_temp_path ${dir};`, `  proxy_temp_path ${dir};`, `  fastcgi_temp_path ${dir};`,
-        `  uwsgi_temp_path ${dir};`, `  scgi_temp_path ${dir};`, `  server { listen ${host}:${port}; root ${dir}; }`, '}', ''].join('\n')
-    }),
-    args: ({ dir }) => ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']
-  })
+  const d = await startDaemon(nginx())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'http', product: 'nginx', version: upstream(d.packageVersion) })

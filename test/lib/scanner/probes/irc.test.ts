@@ -1,6 +1,6 @@
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { inspircd, ngircd } from '../../../../bench/support/daemon-specs'
 import { complete, parse, registration } from '../../../../lib/scanner/probes/irc'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -23,19 +23,9 @@ test('RPL_MYINFO names the server software; NOTICEs and errors only say IRC', as
   t.equal(parse(Buffer.from('ERROR\r\n')), null)
 })
 
-function ngircd (ctx: { host: string, port: number, dir: string }, dns: boolean): string {
-  return ['[Global]', 'Name = irc.vulnscan.test', 'Info = vulnscan test server', `Listen = ${ctx.host}`, `Ports = ${ctx.port}`,
-    `PidFile = ${path.join(ctx.dir, 'ngircd.pid')}`, 'MotdPhrase = test', '[Options]', 'PAM = no', 'Ident = no', `DNS = ${dns ? 'yes' : 'no'}`, ''].join('\n')
-}
-
 test('Debian\'s ngIRCd: silent until registration, and with hostname-lookup NOTICEs', { skip: daemonUnavailable('/usr/sbin/ngircd', 'ngircd') }, async (t) => {
   for (const dns of [false, true]) {
-    const d = await startDaemon({
-      pkg: 'ngircd',
-      binary: '/usr/sbin/ngircd',
-      files: (ctx) => ({ 'ngircd.conf': ngircd(ctx, dns) }),
-      args: ({ dir }) => ['-n', '-f', path.join(dir, 'ngircd.conf')]
-    })
+    const d = await startDaemon(ngircd(dns))
     t.teardown(d.stop)
     const r = await detectService({ host: d.host, port: d.port, level: 'full' })
     t.match(r, { service: 'irc', product: 'ngIRCd', version: upstream(d.packageVersion), extraInfo: /^server irc\.vulnscan\.test/ }, `DNS ${dns ? 'on' : 'off'}`)
@@ -46,26 +36,7 @@ test('Debian\'s ngIRCd: silent until registration, and with hostname-lookup NOTI
 })
 
 test('Debian\'s InspIRCd: the version as RPL_MYINFO shows it (its major release only)', { skip: daemonUnavailable('/usr/sbin/inspircd', 'inspircd') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'inspircd',
-    binary: '/usr/sbin/inspircd',
-    files: ({ host, port, dir }) => ({
-      'inspircd.conf': [
-        '<server name="irc.vulnscan.test" description="vulnscan test" network="VulnscanNet">',
-        '<admin name="test" nick="test" email="test@vulnscan.test">',
-        `<bind address="${host}" port="${port}" type="clients">`,
-        '<power diepass="" restartpass="">',
-        '<connect allow="*" timeout="60" pingfreq="120" localmax="10" globalmax="10" maxconnwarn="off" resolvehostnames="no" useident="no">',
-        `<pid file="${path.join(dir, 'inspircd.pid')}">`,
-        '<files motd="/dev/null" rules="/dev/null">',
-        // No lookups are made (resolvehostnames="no"); should one be, it goes nowhere but this test's own address.
-        `<dns server="${host}" timeout="1">`,
-        '<options>', '<security>', '<performance>', '<limits>',
-        `<log method="file" type="* -USERINPUT -USEROUTPUT" level="default" target="${path.join(dir, 'ircd.log')}">`, ''
-      ].join('\n')
-    }),
-    args: ({ dir }) => ['--nofork', `--config=${path.join(dir, 'inspircd.conf')}`, '--runasroot']
-  })
+  const d = await startDaemon(inspircd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(r, { service: 'irc', product: 'InspIRCd', version: upstream(d.packageVersion).split('.')[0], versionPrefix: true })

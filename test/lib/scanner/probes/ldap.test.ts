@@ -1,6 +1,6 @@
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { slapd } from '../../../../bench/support/daemon-specs'
 import { complete, parse, rootDseRequest } from '../../../../lib/scanner/probes/ldap'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -37,14 +37,7 @@ test('root DSEs name their products; no version unless the server publishes one'
 })
 
 test('Debian\'s OpenLDAP slapd', { skip: daemonUnavailable('/usr/sbin/slapd', 'slapd') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'slapd',
-    binary: '/usr/sbin/slapd',
-    files: ({ dir }) => ({
-      'slapd.conf': `include /etc/ldap/schema/core.schema\npidfile ${path.join(dir, 'slapd.pid')}\nargsfile ${path.join(dir, 'slapd.args')}\n`
-    }),
-    args: ({ host, port, dir }) => ['-d', '0', '-f', path.join(dir, 'slapd.conf'), '-h', `ldap://${host}:${port}/`]
-  })
+  const d = await startDaemon(slapd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(r, { service: 'ldap', product: 'OpenLDAP' })

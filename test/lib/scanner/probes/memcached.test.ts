@@ -1,5 +1,6 @@
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { memcached } from '../../../../bench/support/daemon-specs'
 import { parse, request } from '../../../../lib/scanner/probes/memcached'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -17,11 +18,7 @@ test('errors, truncation, garbage', async (t) => {
 })
 
 test('Debian\'s memcached, on its own port and found by the full fallbacks elsewhere', { skip: daemonUnavailable('/usr/bin/memcached', 'memcached') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'memcached',
-    binary: '/usr/bin/memcached',
-    args: ({ host, port }) => ['-l', host, '-p', String(port), '-U', '0', '-u', 'nobody']
-  })
+  const d = await startDaemon(memcached())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(r, { service: 'memcached', product: 'memcached', version: d.packageVersion.replace(/[-+~].*$/, '') })

@@ -1,6 +1,6 @@
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { rsyncd } from '../../../../bench/support/daemon-specs'
 import { parse } from '../../../../lib/scanner/probes/rsync'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -12,13 +12,7 @@ test('the greeting gives the protocol version, never a product version', async (
 })
 
 test('Debian\'s rsync daemon', { skip: daemonUnavailable('/usr/bin/rsync', 'rsync') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'rsync',
-    binary: '/usr/bin/rsync',
-    files: ({ dir }) => ({ 'rsyncd.conf': `use chroot = no\npid file =\n[pub]\n  path = ${dir}\n  read only = yes\n` }),
-    args: ({ host, port, dir }) => ['--daemon', '--no-detach', `--config=${path.join(dir, 'rsyncd.conf')}`, `--address=${host}`,
-      `--port=${port}`, `--log-file=${path.join(dir, 'rsyncd.log')}`]
-  })
+  const d = await startDaemon(rsyncd())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.equal(r.service, 'rsync')

@@ -1,20 +1,15 @@
 // SSH servers from Debian's packages other than OpenSSH (whose own test lives with the backport
 // tests), each started on a loopback address of its own.
 
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { dropbear } from '../../../../bench/support/daemon-specs'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
 const upstream = (v: string): string => v.replace(/^\d+:/, '').replace(/[-+~].*$/, '')
 
 test('Dropbear', { skip: daemonUnavailable('/usr/sbin/dropbear', 'dropbear-bin') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'dropbear-bin',
-    binary: '/usr/sbin/dropbear',
-    prepare: () => [['dropbearkey', ['-t', 'ed25519', '-f', 'host_key']]],
-    args: ({ host, port, dir }) => ['-F', '-E', '-s', '-p', `${host}:${port}`, '-r', path.join(dir, 'host_key'), '-P', path.join(dir, 'dropbear.pid')]
-  })
+  const d = await startDaemon(dropbear())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'light' })
   t.match(r, { service: 'ssh', product: 'Dropbear sshd', version: upstream(d.packageVersion) })

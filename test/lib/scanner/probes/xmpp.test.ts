@@ -1,6 +1,6 @@
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { prosody } from '../../../../bench/support/daemon-specs'
 import { complete, parse, request } from '../../../../lib/scanner/probes/xmpp'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -19,19 +19,7 @@ test('stream header and features; a product only from an entity-capabilities nod
 })
 
 test('Debian\'s Prosody: XMPP, and no product since it names none', { skip: daemonUnavailable('/usr/bin/prosody', 'prosody') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'prosody',
-    binary: '/usr/bin/prosody',
-    prepare: () => [['mkdir', ['-p', 'data', 'certs']]],
-    files: ({ host, port, dir }) => ({
-      'prosody.cfg.lua': ['run_as_root = true', `pidfile = "${path.join(dir, 'prosody.pid')}"`, `data_path = "${path.join(dir, 'data')}"`,
-        `certificates = "${path.join(dir, 'certs')}"`, `interfaces = { "${host}" }`, `c2s_interfaces = { "${host}" }`, `c2s_ports = { ${port} }`,
-        's2s_ports = { }', 'c2s_direct_tls_ports = { }', 'http_ports = { }', 'https_ports = { }', 'component_ports = { }',
-        'c2s_require_encryption = false', 'log = { { levels = { min = "warn" }, to = "console" } }',
-        'modules_enabled = { "saslauth", "disco" }', 'modules_disabled = { "s2s" }', 'VirtualHost "vulnscan.test"', ''].join('\n')
-    }),
-    args: ({ dir }) => ['-F', '--config', path.join(dir, 'prosody.cfg.lua')]
-  })
+  const d = await startDaemon(prosody())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.equal(r.service, 'xmpp')

@@ -1,6 +1,6 @@
-import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
+import { zookeeper } from '../../../../bench/support/daemon-specs'
 import { complete, parse } from '../../../../lib/scanner/probes/zookeeper'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
 
@@ -18,18 +18,7 @@ test('srvr answers: version and mode; a refusal still names ZooKeeper', async (t
 })
 
 test('Debian\'s ZooKeeper', { skip: daemonUnavailable('/usr/share/zookeeper/bin/zkServer.sh', 'zookeeper') }, async (t) => {
-  const d = await startDaemon({
-    pkg: 'zookeeper',
-    binary: '/usr/share/zookeeper/bin/zkServer.sh',
-    // No admin HTTP server and no JMX: both would listen on every address.
-    files: ({ host, port, dir }) => ({
-      'zoo.cfg': [`dataDir=${path.join(dir, 'data')}`, 'tickTime=2000', `clientPort=${port}`, `clientPortAddress=${host}`,
-        'admin.enableServer=false', ''].join('\n')
-    }),
-    env: ({ dir }) => ({ JMXDISABLE: 'true', ZOO_LOG_DIR: dir }),
-    args: ({ dir }) => ['start-foreground', path.join(dir, 'zoo.cfg')],
-    startMs: 90_000
-  })
+  const d = await startDaemon(zookeeper())
   t.teardown(d.stop)
   const r = await detectService({ host: d.host, port: d.port, level: 'full' })
   t.match(r, { service: 'zookeeper', product: 'Apache ZooKeeper', version: upstream(d.packageVersion), extraInfo: 'mode standalone' })

@@ -1,0 +1,382 @@
+// How to start each daemon from Debian's packages that the probe tests and the service-detection lab
+// (bench/service-detect.ts --lab) run: a private configuration written into the daemon's own throwaway
+// directory, listening on its loopback address only, in the foreground. One spec per daemon, so a test
+// and the lab always probe the same daemon configured the same way.
+
+import { existsSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import type { DaemonContext, DaemonSpec } from './debian-daemon'
+import { accepts } from './debian-daemon'
+
+/** A second port next to the daemon's own, for daemons that listen on two (on an address of their own, it is free). */
+export const neighbourPort = (port: number): number => port < 65535 ? port + 1 : port - 1
+
+/** Whether host:port greets with bytes that start with `prefix` (for daemons that listen before they are ready). */
+async function greets (host: string, port: number, prefix: string): Promise<boolean> {
+  return await new Promise<boolean>((resolve) => {
+    const sock = net.connect({ host, port })
+    sock.setTimeout(500)
+    sock.once('data', (d) => { sock.destroy(); resolve(d.toString('latin1').startsWith(prefix)) })
+    sock.once('error', () => resolve(false))
+    sock.once('timeout', () => { sock.destroy(); resolve(false) })
+  })
+}
+
+export function cupsd (): DaemonSpec {
+  return {
+    pkg: 'cups-daemon',
+    binary: '/usr/sbin/cupsd',
+    files: ({ host, port, dir }) => ({
+      'cupsd.conf': `Listen ${host}:${port}\nLogLevel warn\nWebInterface Yes\n<Location />\n  Order allow,deny\n  Allow all\n</Location>\n`,
+      'cups-files.conf': [`ServerRoot ${dir}`, `CacheDir ${dir}/cache`, `StateDir ${dir}/state`, `RequestRoot ${dir}/spool`,
+        `TempDir ${dir}/tmp`, 'ErrorLog stderr', 'AccessLog /dev/null', 'PageLog /dev/null', 'Printcap', ''].join('\n')
+    }),
+    prepare: () => [['mkdir', ['-p', 'cache', 'state', 'spool', 'tmp']]],
+    args: ({ dir }) => ['-f', '-c', path.join(dir, 'cupsd.conf'), '-s', path.join(dir, 'cups-files.conf')]
+  }
+}
+
+export function lighttpd (): DaemonSpec {
+  return {
+    pkg: 'lighttpd',
+    binary: '/usr/sbin/lighttpd',
+    prepare: () => [['mkdir', ['-p', 'www']]],
+    files: ({ host, port, dir }) => ({
+      'lighttpd.conf': `server.document-root = "${dir}/www"\nserver.bind = "${host}"\nserver.port = ${port}\nserver.errorlog = "${dir}/error.log"\n`
+    }),
+    args: ({ dir }) => ['-D', '-f', path.join(dir, 'lighttpd.conf')]
+  }
+}
+
+export function tinyproxy (): DaemonSpec {
+  return {
+    pkg: 'tinyproxy',
+    binary: '/usr/bin/tinyproxy',
+    files: ({ host, port }) => ({
+      'tinyproxy.conf': `Port ${port}\nListen ${host}\nBind ${host}\nTimeout 30\nMaxClients 10\nAllow 127.0.0.0/8\n`
+    }),
+    args: ({ dir }) => ['-d', '-c', path.join(dir, 'tinyproxy.conf')]
+  }
+}
+
+/** A frontend with no backend on the daemon's port (HAProxy's own error pages), and its statistics page on the neighbour port. */
+export function haproxy (): DaemonSpec {
+  return {
+    pkg: 'haproxy',
+    binary: '/usr/sbin/haproxy',
+    files: ({ host, port, dir }) => ({
+      'haproxy.cfg': ['global', `  stats socket ${path.join(dir, 'admin.sock')}`, 'defaults', '  mode http', '  timeout connect 1s',
+        '  timeout client 5s', '  timeout server 5s', 'frontend web', `  bind ${host}:${port}`, '  default_backend none',
+        'frontend stats', `  bind ${host}:${neighbourPort(port)}`, '  stats enable', '  stats uri /', 'backend none', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-db', '-f', path.join(dir, 'haproxy.cfg')]
+  }
+}
+
+export function squid (): DaemonSpec {
+  return {
+    pkg: 'squid',
+    binary: '/usr/sbin/squid',
+    files: ({ host, port, dir }) => ({
+      'squid.conf': [`http_port ${host}:${port}`, 'pid_filename none', `cache_log ${path.join(dir, 'cache.log')}`, 'access_log none',
+        'cache deny all', 'http_access deny all', 'shutdown_lifetime 0 seconds', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-N', '-f', path.join(dir, 'squid.conf')],
+    startMs: 20_000
+  }
+}
+
+export function varnish (): DaemonSpec {
+  return {
+    pkg: 'varnish',
+    binary: '/usr/sbin/varnishd',
+    // Its VCL compiler runs unprivileged and writes into the working directory.
+    prepare: () => [['chmod', ['755', '.']]],
+    // The backend is a closed port on Varnish's own address: every request gets Varnish's own 503.
+    args: ({ host, port, dir }) => ['-F', '-a', `${host}:${port}`, '-b', `${host}:1`, '-n', dir],
+    startMs: 20_000
+  }
+}
+
+export function caddy (): DaemonSpec {
+  return {
+    pkg: 'caddy',
+    binary: '/usr/bin/caddy',
+    files: ({ host, port }) => ({ Caddyfile: `{\n  admin off\n  auto_https off\n}\nhttp://${host}:${port} {\n  respond "hello"\n}\n` }),
+    env: ({ dir }) => ({ HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') }),
+    args: ({ dir }) => ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile']
+  }
+}
+
+export function tomcat (): DaemonSpec {
+  return {
+    pkg: 'tomcat10',
+    binary: '/usr/share/tomcat10/bin/catalina.sh',
+    prepare: () => [['mkdir', ['-p', 'conf', 'logs', 'webapps', 'work', 'temp']], ['cp', ['/etc/tomcat10/web.xml', 'conf/web.xml']]],
+    files: ({ host, port }) => ({
+      'server.xml': `<?xml version="1.0"?>\n<Server port="-1" shutdown="SHUTDOWN">\n  <Service name="Catalina">\n` +
+        `    <Connector address="${host}" port="${port}" protocol="HTTP/1.1"/>\n` +
+        '    <Engine name="Catalina" defaultHost="localhost">\n      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>\n' +
+        '    </Engine>\n  </Service>\n</Server>\n'
+    }),
+    env: ({ dir }) => ({ CATALINA_HOME: '/usr/share/tomcat10', CATALINA_BASE: dir, CATALINA_TMPDIR: path.join(dir, 'temp') }),
+    args: ({ dir }) => ['run', '-config', path.join(dir, 'server.xml')],
+    startMs: 90_000
+  }
+}
+
+/** Client, peer (neighbour port) and metrics (the port below) listeners, all on the daemon's own address. */
+export function etcd (): DaemonSpec {
+  return {
+    pkg: 'etcd-server',
+    binary: '/usr/bin/etcd',
+    args: ({ host, port, dir }) => {
+      const peer = `http://${host}:${neighbourPort(port)}`
+      return ['--name', 'test', '--data-dir', path.join(dir, 'data'), '--listen-client-urls', `http://${host}:${port}`,
+        '--advertise-client-urls', `http://${host}:${port}`, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+        '--initial-cluster', `test=${peer}`, '--listen-metrics-urls', `http://${host}:${port > 1 ? port - 1 : port + 2}`]
+    },
+    startMs: 30_000
+  }
+}
+
+export function prometheus (): DaemonSpec {
+  return {
+    pkg: 'prometheus',
+    binary: '/usr/bin/prometheus',
+    files: () => ({ 'prometheus.yml': 'global:\n  scrape_interval: 1h\n' }),
+    args: ({ host, port, dir }) => [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--web.listen-address=${host}:${port}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`],
+    startMs: 30_000
+  }
+}
+
+export function jetty (): DaemonSpec {
+  const start = ['-jar', '/usr/share/jetty9/start.jar', 'jetty.home=/usr/share/jetty9']
+  return {
+    pkg: 'jetty9',
+    binary: '/usr/bin/java',
+    prepare: ({ dir }) => [['java', [...start, `jetty.base=${dir}`, '--add-to-start=http']]],
+    args: ({ host, port, dir }) => [...start, `jetty.base=${dir}`, `jetty.http.host=${host}`, `jetty.http.port=${port}`],
+    startMs: 90_000
+  }
+}
+
+export function nginx (): DaemonSpec {
+  return {
+    pkg: 'nginx-light',
+    binary: '/usr/sbin/nginx',
+    files: ({ host, port, dir }) => ({
+      'nginx.conf': [`pid ${path.join(dir, 'nginx.pid')};`, `error_log ${path.join(dir, 'error.log')};`, 'events {}', 'http {',
+        '  access_log off;', `  client_body_temp_path ${dir};`, `  proxy_temp_path ${dir};`, `  fastcgi_temp_path ${dir};`,
+        `  uwsgi_temp_path ${dir};`, `  scgi_temp_path ${dir};`, `  server { listen ${host}:${port}; root ${dir}; }`, '}', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;']
+  }
+}
+
+/** IMAP on the daemon's port, POP3 on the neighbour port, both with STARTTLS and a self-signed certificate. */
+export function dovecot (): DaemonSpec {
+  return {
+    pkg: 'dovecot-core',
+    binary: '/usr/sbin/dovecot',
+    prepare: () => [['openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '5',
+      '-subj', '/CN=mail.vulnscan.test']]],
+    files: ({ host, port, dir }) => ({
+      'dovecot.conf': [
+        'protocols = imap pop3', `listen = ${host}`, `base_dir = ${path.join(dir, 'run')}`, `state_dir = ${path.join(dir, 'state')}`,
+        'log_path = /dev/stderr', 'ssl = yes', `ssl_cert = <${path.join(dir, 'cert.pem')}`, `ssl_key = <${path.join(dir, 'key.pem')}`,
+        'passdb {', '  driver = static', '  args = password=unused', '}',
+        'userdb {', '  driver = static', '  args = uid=65534 gid=65534 home=/nonexistent', '}',
+        'service imap-login {', `  inet_listener imap {\n    port = ${port}\n  }`, '  inet_listener imaps {\n    port = 0\n  }', '}',
+        'service pop3-login {', `  inet_listener pop3 {\n    port = ${neighbourPort(port)}\n  }`, '  inet_listener pop3s {\n    port = 0\n  }', '}', ''
+      ].join('\n')
+    }),
+    args: ({ dir }) => ['-F', '-c', path.join(dir, 'dovecot.conf')]
+  }
+}
+
+export function exim (): DaemonSpec {
+  return {
+    pkg: 'exim4-daemon-light',
+    binary: '/usr/sbin/exim4',
+    files: ({ host, port, dir }) => ({
+      'exim.conf': ['primary_hostname = mx.vulnscan.test', `local_interfaces = <; ${host}.${port}`, `spool_directory = ${path.join(dir, 'spool')}`,
+        'log_file_path = syslog', 'keep_environment =', `pid_file_path = ${path.join(dir, 'exim.pid')}`,
+        'begin acl', 'begin routers', 'begin transports', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-C', path.join(dir, 'exim.conf'), '-bdf']
+  }
+}
+
+export function dnsmasq (): DaemonSpec {
+  return {
+    pkg: 'dnsmasq-base',
+    binary: '/usr/sbin/dnsmasq',
+    args: ({ host, port }) => ['-k', '--conf-file=/dev/null', `--listen-address=${host}`, `--port=${port}`, '--bind-interfaces',
+      '--no-resolv', '--no-hosts', '-u', 'root', '--pid-file=']
+  }
+}
+
+/** git daemon with an empty bare repository: served at the root when `servedAtRoot`, else the root is not a repository. */
+export function gitDaemon (servedAtRoot: boolean): DaemonSpec {
+  return {
+    pkg: 'git',
+    binary: '/usr/bin/git',
+    prepare: () => [['git', ['init', '-q', '--bare', 'repo.git']]],
+    args: ({ host, port, dir }) => ['daemon', `--listen=${host}`, `--port=${port}`, '--export-all', '--informative-errors',
+      `--base-path=${servedAtRoot ? path.join(dir, 'repo.git') : dir}`, '--reuseaddr']
+  }
+}
+
+/** ngIRCd; with `dns`, it looks up each client's hostname and says so in NOTICEs before registration. */
+export function ngircd (dns: boolean): DaemonSpec {
+  return {
+    pkg: 'ngircd',
+    binary: '/usr/sbin/ngircd',
+    files: ({ host, port, dir }) => ({
+      'ngircd.conf': ['[Global]', 'Name = irc.vulnscan.test', 'Info = vulnscan test server', `Listen = ${host}`, `Ports = ${port}`,
+        `PidFile = ${path.join(dir, 'ngircd.pid')}`, 'MotdPhrase = test', '[Options]', 'PAM = no', 'Ident = no', `DNS = ${dns ? 'yes' : 'no'}`, ''].join('\n')
+    }),
+    args: ({ dir }) => ['-n', '-f', path.join(dir, 'ngircd.conf')]
+  }
+}
+
+export function inspircd (): DaemonSpec {
+  return {
+    pkg: 'inspircd',
+    binary: '/usr/sbin/inspircd',
+    files: ({ host, port, dir }) => ({
+      'inspircd.conf': [
+        '<server name="irc.vulnscan.test" description="vulnscan test" network="VulnscanNet">',
+        '<admin name="test" nick="test" email="test@vulnscan.test">',
+        `<bind address="${host}" port="${port}" type="clients">`,
+        '<power diepass="" restartpass="">',
+        '<connect allow="*" timeout="60" pingfreq="120" localmax="10" globalmax="10" maxconnwarn="off" resolvehostnames="no" useident="no">',
+        `<pid file="${path.join(dir, 'inspircd.pid')}">`,
+        '<files motd="/dev/null" rules="/dev/null">',
+        // No lookups are made (resolvehostnames="no"); should one be, it goes nowhere but the daemon's own address.
+        `<dns server="${host}" timeout="1">`,
+        '<options>', '<security>', '<performance>', '<limits>',
+        `<log method="file" type="* -USERINPUT -USEROUTPUT" level="default" target="${path.join(dir, 'ircd.log')}">`, ''
+      ].join('\n')
+    }),
+    args: ({ dir }) => ['--nofork', `--config=${path.join(dir, 'inspircd.conf')}`, '--runasroot']
+  }
+}
+
+export function slapd (): DaemonSpec {
+  return {
+    pkg: 'slapd',
+    binary: '/usr/sbin/slapd',
+    files: ({ dir }) => ({
+      'slapd.conf': `include /etc/ldap/schema/core.schema\npidfile ${path.join(dir, 'slapd.pid')}\nargsfile ${path.join(dir, 'slapd.args')}\n`
+    }),
+    args: ({ host, port, dir }) => ['-d', '0', '-f', path.join(dir, 'slapd.conf'), '-h', `ldap://${host}:${port}/`]
+  }
+}
+
+/** Mosquitto over TLS on 8883 (MQTT over TLS has its port; the address is the daemon's alone), anonymous clients allowed. */
+export const MOSQUITTO_TLS_PORT = 8883
+
+export function mosquittoTls (): DaemonSpec {
+  return {
+    pkg: 'mosquitto',
+    binary: '/usr/sbin/mosquitto',
+    // Mosquitto drops to its own user and must still read its key.
+    prepare: () => [['openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '5',
+      '-subj', '/CN=broker.vulnscan.test']], ['chmod', ['755', '.']], ['chmod', ['644', 'key.pem']]],
+    files: ({ host, dir }) => ({
+      'mosquitto.conf': ['persistence false', 'log_dest stderr', `listener ${MOSQUITTO_TLS_PORT} ${host}`, `certfile ${path.join(dir, 'cert.pem')}`,
+        `keyfile ${path.join(dir, 'key.pem')}`, 'allow_anonymous true', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-c', path.join(dir, 'mosquitto.conf')],
+    ready: async ({ host }) => await accepts(host, MOSQUITTO_TLS_PORT)
+  }
+}
+
+export function memcached (): DaemonSpec {
+  return {
+    pkg: 'memcached',
+    binary: '/usr/bin/memcached',
+    args: ({ host, port }) => ['-l', host, '-p', String(port), '-U', '0', '-u', 'nobody']
+  }
+}
+
+/** rsync daemon with one read-only module. */
+export function rsyncd (): DaemonSpec {
+  return {
+    pkg: 'rsync',
+    binary: '/usr/bin/rsync',
+    files: ({ dir }) => ({ 'rsyncd.conf': `use chroot = no\npid file =\n[pub]\n  path = ${dir}\n  read only = yes\n` }),
+    args: ({ host, port, dir }) => ['--daemon', '--no-detach', `--config=${path.join(dir, 'rsyncd.conf')}`, `--address=${host}`,
+      `--port=${port}`, `--log-file=${path.join(dir, 'rsyncd.log')}`]
+  }
+}
+
+export function prosody (): DaemonSpec {
+  return {
+    pkg: 'prosody',
+    binary: '/usr/bin/prosody',
+    prepare: () => [['mkdir', ['-p', 'data', 'certs']]],
+    files: ({ host, port, dir }) => ({
+      'prosody.cfg.lua': ['run_as_root = true', `pidfile = "${path.join(dir, 'prosody.pid')}"`, `data_path = "${path.join(dir, 'data')}"`,
+        `certificates = "${path.join(dir, 'certs')}"`, `interfaces = { "${host}" }`, `c2s_interfaces = { "${host}" }`, `c2s_ports = { ${port} }`,
+        's2s_ports = { }', 'c2s_direct_tls_ports = { }', 'http_ports = { }', 'https_ports = { }', 'component_ports = { }',
+        'c2s_require_encryption = false', 'log = { { levels = { min = "warn" }, to = "console" } }',
+        'modules_enabled = { "saslauth", "disco" }', 'modules_disabled = { "s2s" }', 'VirtualHost "vulnscan.test"', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-F', '--config', path.join(dir, 'prosody.cfg.lua')]
+  }
+}
+
+/** ZooKeeper without its admin HTTP server and JMX, which would both listen on every address. */
+export function zookeeper (): DaemonSpec {
+  return {
+    pkg: 'zookeeper',
+    binary: '/usr/share/zookeeper/bin/zkServer.sh',
+    files: ({ host, port, dir }) => ({
+      'zoo.cfg': [`dataDir=${path.join(dir, 'data')}`, 'tickTime=2000', `clientPort=${port}`, `clientPortAddress=${host}`,
+        'admin.enableServer=false', ''].join('\n')
+    }),
+    env: ({ dir }) => ({ JMXDISABLE: 'true', ZOO_LOG_DIR: dir }),
+    args: ({ dir }) => ['start-foreground', path.join(dir, 'zoo.cfg')],
+    startMs: 90_000
+  }
+}
+
+export function dropbear (): DaemonSpec {
+  return {
+    pkg: 'dropbear-bin',
+    binary: '/usr/sbin/dropbear',
+    prepare: () => [['dropbearkey', ['-t', 'ed25519', '-f', 'host_key']]],
+    args: ({ host, port, dir }) => ['-F', '-E', '-s', '-p', `${host}:${port}`, '-r', path.join(dir, 'host_key'), '-P', path.join(dir, 'dropbear.pid')]
+  }
+}
+
+export const SSHD = '/usr/sbin/sshd'
+
+/** Debian's OpenSSH server with a throwaway host key, no PID file and every login refused. */
+export function sshd (): DaemonSpec {
+  return {
+    pkg: 'openssh-server',
+    binary: SSHD,
+    prepare: () => [
+      ['ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', 'host_ed25519_key']],
+      // Debian's sshd refuses to start without its privilege separation directory, which the system
+      // service's unit normally creates.
+      ...(process.getuid?.() === 0 && !existsSync('/run/sshd') ? [['mkdir', ['-m', '755', '-p', '/run/sshd']] as [string, string[]]] : [])
+    ],
+    files: ({ host, port, dir }: DaemonContext) => ({
+      sshd_config: [`ListenAddress ${host}:${port}`, `HostKey ${path.join(dir, 'host_ed25519_key')}`, 'PidFile none', 'UsePAM no',
+        'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PubkeyAuthentication no', 'AuthorizedKeysFile none',
+        'PermitRootLogin no', 'StrictModes no', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-D', '-e', '-f', path.join(dir, 'sshd_config')],
+    ready: async ({ host, port }) => await greets(host, port, 'SSH-')
+  }
+}
+
+/** inetutils telnetd, run per connection as inetd would (startInetd). */
+export const telnetd = { pkg: 'inetutils-telnetd', binary: '/usr/sbin/telnetd' }

@@ -1,0 +1,147 @@
+// What a scan report covers, read once for every format: the scan, the hosts it saw, the findings it observed
+// and the data it was matched against. Hosts and findings come as async iterables, read page by page from the
+// results store, so a report of millions of findings never sits in memory.
+import type { Severity } from '../nvd/types'
+import type { DataSources } from '../sources/source-store'
+import type { FindingRecord, ResultsStore } from '../store/results-types'
+import type { HostRecord, ScanRecord } from '../store/types'
+import type { FindingStatus } from '../vocabulary'
+import { GATE_STATUSES } from '../vocabulary'
+import { VERSION } from '../version'
+
+export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html'] as const
+export type ReportFormat = typeof REPORT_FORMATS[number]
+
+/** The severities `minSeverity` takes, least severe first. */
+export const REPORT_SEVERITIES = ['none', 'low', 'medium', 'high', 'critical'] as const
+export type FindingSeverity = Severity | 'unknown'
+/** The order reports list severities in, most severe first. */
+export const SEVERITY_ORDER: readonly FindingSeverity[] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
+
+export interface ReportFilters {
+  /** Only hosts carrying this tag, and the findings on them. */
+  tag?: string
+  /** Only findings at least this severe; findings without a score (unknown) are left out by any threshold. */
+  minSeverity?: Severity
+}
+
+export interface ReportSource {
+  scan: ScanRecord
+  results: ResultsStore
+  filters: ReportFilters
+  generatedAt: string
+}
+
+/** Per-severity counts, in SEVERITY_ORDER. */
+export type SeverityCounts = Record<FindingSeverity, number>
+
+export function emptyCounts (): SeverityCounts {
+  return { critical: 0, high: 0, medium: 0, low: 0, none: 0, unknown: 0 }
+}
+
+/** Scans still queued or running have no report yet (409): their hosts and findings are still being written. */
+export function reportable (scan: ScanRecord): boolean {
+  return scan.status === 'completed' || scan.status === 'failed' || scan.status === 'cancelled'
+}
+
+/** A failed or cancelled scan's report covers what it wrote before it ended, and says so. */
+export function partialReason (scan: ScanRecord): string | null {
+  if (scan.status === 'completed') return null
+  return `This scan ${scan.status === 'failed' ? 'failed' : 'was cancelled'}${scan.reason !== undefined ? ` (${scan.reason})` : ''}: ` +
+    'the report covers only the hosts and findings written before it ended.'
+}
+
+export function dataSourcesOf (scan: ScanRecord): DataSources | null {
+  return scan.summary?.dataSources ?? null
+}
+
+const HOST_PAGE = 500
+
+/** Every host the scan saw (up or down), in address order. */
+export async function * reportHosts (src: ReportSource): AsyncGenerator<HostRecord> {
+  for (let offset = 0; ; offset += HOST_PAGE) {
+    const page = await src.results.listHosts({
+      scanId: src.scan.id,
+      ...(src.filters.tag !== undefined ? { tag: src.filters.tag } : {}),
+      sort: 'address',
+      order: 'asc',
+      limit: HOST_PAGE,
+      offset
+    })
+    yield * page.items
+    if (page.items.length < HOST_PAGE || offset + HOST_PAGE >= page.total) return
+  }
+}
+
+const RANK: Record<FindingSeverity, number> = { unknown: -1, none: 0, low: 1, medium: 2, high: 3, critical: 4 }
+
+export function atLeast (severity: FindingSeverity, min: Severity | undefined): boolean {
+  return min === undefined || (severity !== 'unknown' && RANK[severity] >= RANK[min])
+}
+
+/**
+ * Every finding the scan observed, as `GET /vulnerability?scanId=` lists them (fixed_by_distribution and
+ * potential left out), highest CVSS first, with the report's filters applied.
+ */
+export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
+  const { tag, minSeverity } = src.filters
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), sort: 'cvss', order: 'desc' })) {
+    if (atLeast(f.severity, minSeverity)) yield f
+  }
+}
+
+/** Whether a finding counts in severity totals (open or reopened), as the API's totals and CI gates count. */
+export function standing (status: FindingStatus): boolean {
+  return GATE_STATUSES.includes(status)
+}
+
+/** What every format says about where the report came from. */
+export interface ReportMeta {
+  generator: string
+  generatedAt: string
+  partial: string | null
+  filters: ReportFilters
+}
+
+export function reportMeta (src: ReportSource): ReportMeta {
+  return { generator: `vulnscan ${VERSION}`, generatedAt: src.generatedAt, partial: partialReason(src.scan), filters: src.filters }
+}
+
+/** `tcp://192.0.2.1:22`, `tcp://[2001:db8::1]:443`: a finding's host and port as one URI. */
+export function serviceUri (address: string, port: number): string {
+  return `tcp://${address.includes(':') ? `[${address}]` : address}:${port}`
+}
+
+/** The NVD page of a CVE; null for ids that are not CVEs (exposure checks). */
+export function nvdUrl (id: string): string | null {
+  return /^CVE-\d{4}-\d{4,}$/i.test(id) ? `https://nvd.nist.gov/vuln/detail/${id.toUpperCase()}` : null
+}
+
+/**
+ * What to do about a finding, from the data that decided it: the distribution's fixed package, the upstream bound
+ * of the matched rule ("upgrade beyond X"), or a plain "no fixed version known".
+ */
+export function remediation (f: FindingRecord): string {
+  const d = f.distribution
+  if (f.status === 'fixed_by_distribution' || f.observed === 'fixed_by_distribution') {
+    return `The running ${d?.family ?? 'distribution'} package revision${d?.packageVersion != null ? ` ${d.packageVersion}` : ''} already carries the fix.`
+  }
+  if (d !== null && d.fixedVersion !== null && d.fixedVersion !== '0') {
+    const pkg = d.sourcePackage ?? f.product
+    return `Upgrade the ${d.family}${d.release !== null ? ` ${d.release}` : ''} package ${pkg} to ${d.fixedVersion} or later (the distribution's fixed version).`
+  }
+  const bound = upperBound(`${f.criterion} ${f.rule}`)
+  if (bound !== null) {
+    return bound.inclusive
+      ? `Upgrade ${f.product} beyond ${bound.version} (the last affected version).`
+      : `Upgrade ${f.product} to ${bound.version} or later (the first fixed version).`
+  }
+  return 'No fixed version known.'
+}
+
+/** The upper version bound a rule text names (`< 2.0.16`, `<= 9.3`, `lessThan 7.2.6`), when it names one. */
+export function upperBound (text: string): { version: string, inclusive: boolean } | null {
+  const m = /(?:^|[\s,"(])(<=|<|lessThanOrEqual:?|lessThan:?)\s*"?([0-9][^\s,")]*)/.exec(text)
+  if (m === null) return null
+  return { version: m[2], inclusive: m[1].startsWith('<=') || m[1].startsWith('lessThanOrEqual') }
+}

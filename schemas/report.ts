@@ -1,0 +1,49 @@
+import { Type } from '@sinclair/typebox'
+import { ref, StringEnum } from './common'
+import { DataSourcesSchema } from './health'
+import { FindingSchema } from './finding'
+import { HostSchema } from './host'
+import { ScanSchema } from './scan'
+import { REPORT_FORMATS, REPORT_SEVERITIES } from '../lib/reports/gather'
+
+const Counts = Type.Object({
+  critical: Type.Integer({ minimum: 0 }),
+  high: Type.Integer({ minimum: 0 }),
+  medium: Type.Integer({ minimum: 0 }),
+  low: Type.Integer({ minimum: 0 }),
+  none: Type.Integer({ minimum: 0 }),
+  unknown: Type.Integer({ minimum: 0 })
+})
+
+export const ScanReportSchema = Type.Object({
+  report: Type.Object({
+    format: Type.Literal('vulnscan-scan-report'),
+    version: Type.Literal(1),
+    generator: Type.String({ description: 'vulnscan and its version' }),
+    generatedAt: Type.String({ format: 'date-time' }),
+    partial: Type.Union([Type.String(), Type.Null()], { description: 'Set when the scan failed or was cancelled: the report covers only what it wrote before it ended' }),
+    filters: Type.Object({
+      tag: Type.Optional(Type.String()),
+      minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES]))
+    }, { description: 'The filters the report was asked with' })
+  }),
+  scan: ref(ScanSchema),
+  dataSources: Type.Union([ref(DataSourcesSchema), Type.Null()], { description: 'What the scan was matched against (its summary\'s dataSources); null when it recorded none' }),
+  hosts: Type.Array(ref(HostSchema), { description: 'Every host the scan saw, up or down, in address order, with its ports and services' }),
+  findings: Type.Array(ref(FindingSchema), { description: 'The findings the scan observed (as GET /vulnerability?scanId= lists them), highest CVSS first; each names its source and rule' }),
+  totals: Type.Object({
+    hosts: Type.Integer({ minimum: 0 }),
+    findings: Type.Integer({ minimum: 0 }),
+    standingBySeverity: Counts,
+    byStatus: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'Findings in the report per status' })
+  }, { description: 'Counts over the hosts and findings above; standingBySeverity counts open and reopened findings, as the API\'s totals do' })
+}, {
+  $id: 'ScanReport',
+  description: 'A scan\'s report: the scan, its hosts and its findings, and the data it was matched against'
+})
+
+export const ReportQuerySchema = Type.Object({
+  format: Type.Optional(StringEnum([...REPORT_FORMATS], { description: 'json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything)' })),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only hosts carrying this tag, and the findings on them' })),
+  minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES], { description: 'Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed' }))
+}, { additionalProperties: false })

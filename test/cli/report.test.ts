@@ -1,0 +1,74 @@
+// `vulnscan report` against the real app on both backends: each format to stdout or a file, the filters, and the
+// refusals (unknown scan, running scan, unknown format) with their exit statuses.
+import { test } from 'tap'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { backends, build, SERVICE_KEY } from '../helper'
+import { cli, listen } from '../support/cli'
+import { seedScan, threeHosts } from '../support/report-scans'
+import { CSV_COLUMNS } from '../../lib/findings-csv'
+
+const T0 = Date.parse('2026-03-01T00:00:00.000Z')
+
+test('report needs no server to explain itself', async (t) => {
+  const env = { VULNSCAN_URL: 'http://127.0.0.1:9', VULNSCAN_API_KEY: 'k' }
+  const help = await cli(['report', '--help'], env)
+  t.equal(help.code, 0)
+  t.match(help.stdout, /^Usage: vulnscan report \[options\] <scan-id>/)
+  t.match(help.stdout, /--format <format>\s+json \| csv \| sarif \| html \(default: html\)/)
+  t.match(help.stdout, /--output <file>/)
+  const overview = await cli(['--help'], env)
+  t.match(overview.stdout, '\n  report <scan-id> ', 'the overview lists it')
+  const bad = await cli(['report', 'x', '--format', 'pdf'], env)
+  t.equal(bad.code, 2)
+  t.match(bad.stderr, /--format must be one of: json, csv, sarif, html \(got 'pdf'\)/)
+  const none = await cli(['report'], env)
+  t.equal(none.code, 2)
+  t.match(none.stderr, /report needs one scan id/)
+})
+
+for (const backend of ['memory', 'redis'] as const) {
+  test(`vulnscan report against a live server (${backend})`, async (t) => {
+    if (!(await backends()).includes(backend)) {
+      t.comment('Redis or PostgreSQL does not answer: skipped')
+      return
+    }
+    const { app } = await build(t, backend)
+    const { url } = await listen(app)
+    const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
+    await seedScan(app, { id: 'cli-report', at: T0, hosts: threeHosts() })
+    const dir = mkdtempSync(join(tmpdir(), 'vulnscan-cli-report-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+    const html = join(dir, 'r.html')
+    const wrote = await cli(['report', 'cli-report', '--output', html], env)
+    t.equal(wrote.code, 0, wrote.stderr)
+    const page = readFileSync(html, 'utf8')
+    t.match(wrote.stdout, new RegExp(`^Wrote the html report of scan cli-report to .*r\\.html \\(${Buffer.byteLength(page)} bytes\\)\\.\\n$`))
+    t.match(page, /^<!DOCTYPE html>/, 'HTML by default')
+    t.match(page, /<\/html>\n$/, 'whole')
+
+    const sarif = await cli(['report', 'cli-report', '--format', 'sarif'], env)
+    t.equal(sarif.code, 0, sarif.stderr)
+    t.equal((JSON.parse(sarif.stdout) as { runs: Array<{ results: unknown[] }> }).runs[0].results.length, 4, 'SARIF on stdout, nothing else')
+
+    const csv = await cli(['report', 'cli-report', '--format', 'csv', '--min-severity', 'critical'], env)
+    t.equal(csv.code, 0, csv.stderr)
+    const rows = csv.stdout.split('\r\n').filter((l) => l !== '')
+    t.equal(rows[0], CSV_COLUMNS.join(','))
+    t.ok(rows.length > 1 && rows.slice(1).every((r) => r.split(',')[4] === 'critical'), 'only critical findings', { rows })
+
+    const json = join(dir, 'r.json')
+    t.equal((await cli(['report', 'cli-report', '--format', 'json', '--output', json], env)).code, 0)
+    t.equal((JSON.parse(readFileSync(json, 'utf8')) as { hosts: unknown[] }).hosts.length, 3)
+
+    const missing = await cli(['report', 'no-such-scan'], env)
+    t.equal(missing.code, 3)
+    t.match(missing.stderr, /vulnscan answered 404: No scan with id 'no-such-scan'/)
+    await seedScan(app, { id: 'cli-running', at: T0, hosts: [], status: 'running' })
+    const running = await cli(['report', 'cli-running', '--output', join(dir, 'never.html')], env)
+    t.equal(running.code, 3)
+    t.match(running.stderr, /409: Scan 'cli-running' is running: its report is ready once it ends/)
+  })
+}
