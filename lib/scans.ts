@@ -4,7 +4,6 @@ import type { Target, TemplateName } from './scanner/types'
 import { countHosts, parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
 import type { ScanRecord } from './store/types'
-import { normalizeAddress } from './addresses'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
 import { tagSet } from './tags'
 
@@ -97,22 +96,4 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 },
     createdBy
   }
-}
-
-/**
- * What makes two scans scans of the same targets: their target lists as sets, each value in one spelling (an
- * address in its canonical form, names and blocks in lower case), order and repeats aside. A scan diff's default
- * `against` is the previous completed scan with the same key.
- */
-export function targetsKey (targets: readonly Target[]): string {
-  const values = targets.map((t) => {
-    const v = t.value.trim().toLowerCase()
-    return `${t.type}:${t.type === 'single_ip' ? normalizeAddress(v) ?? v : v}`
-  })
-  return [...new Set(values)].sort().join('\n')
-}
-
-/** A fixed-length digest of targetsKey, for a store key. */
-export function targetsDigest (targets: readonly Target[]): string {
-  return createHash('sha256').update(targetsKey(targets)).digest('hex')
 }

@@ -305,7 +305,7 @@ export interface Store {
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
   /**
-   * The newest scan in `status` created before scan `id` with the same targets (lib/scans.ts targetsKey); null
+   * The newest scan in `status` created before scan `id` with the same targets (lib/scanner/targets.ts targetsKey); null
    * when there is none, or no scan `id`.
    */
   previousScan(id: string, status: ScanStatus): Promise<ScanRecord | null>
