@@ -65,6 +65,9 @@ export function withHostPageCache (inner: ResultsStore, opts: HostPageCacheOptio
     getFinding: (id) => inner.getFinding(id),
     decideFinding: (id, status, comment, by) => writing(inner.decideFinding(id, status, comment, by)),
     hostsForCve: (cveId) => inner.hostsForCve(cveId),
+    setHostTags: (address, tags) => writing(inner.setHostTags(address, tags)),
+    addHostTags: (address, tags, remove) => writing(inner.addHostTags(address, tags, remove)),
+    hostsWithTags: (tags) => inner.hostsWithTags(tags),
     refreshExploitContext: (lookup) => writing(inner.refreshExploitContext(lookup)),
     scanHosts: (scanId) => inner.scanHosts(scanId),
     async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
@@ -106,7 +109,9 @@ export function withHostWriteAnnouncements (inner: ResultsStore, channel: Invali
     recordHosts: (writes) => announced(inner.recordHosts(writes)),
     deleteHost: (address) => announced(inner.deleteHost(address)),
     decideFinding: (id, status, comment, by) => announced(inner.decideFinding(id, status, comment, by)),
-    refreshExploitContext: (lookup) => announced(inner.refreshExploitContext(lookup))
+    refreshExploitContext: (lookup) => announced(inner.refreshExploitContext(lookup)),
+    setHostTags: (address, tags) => announced(inner.setHostTags(address, tags)),
+    addHostTags: (address, tags, remove) => announced(inner.addHostTags(address, tags, remove))
   }
   return Object.assign(Object.create(inner) as ResultsStore, overrides)
 }
