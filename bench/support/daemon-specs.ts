@@ -380,3 +380,68 @@ export function sshd (): DaemonSpec {
 
 /** inetutils telnetd, run per connection as inetd would (startInetd). */
 export const telnetd = { pkg: 'inetutils-telnetd', binary: '/usr/sbin/telnetd' }
+
+/** DNS on its own port: the daemon's address is its own, so 53 is free there. */
+export const DNS_PORT = 53
+
+/** BIND 9, authoritative for nothing, answering `version.bind` as shipped (Debian leaves it on). */
+export function named (): DaemonSpec {
+  return {
+    pkg: 'bind9',
+    binary: '/usr/sbin/named',
+    // named listens on the addresses its interfaces hold, not on any it is told.
+    interfaceAddress: true,
+    files: ({ host, dir }) => ({
+      'named.conf': ['options {', `  directory "${dir}";`, `  listen-on port ${DNS_PORT} { ${host}; };`, '  listen-on-v6 { none; };',
+        '  pid-file none;', '  session-keyfile none;', '  recursion no;', '  dnssec-validation no;', '};',
+        // No rndc channel: its default would listen on 127.0.0.1:953.
+        'controls { };', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-g', '-c', path.join(dir, 'named.conf')],
+    ready: async ({ host }) => await accepts(host, DNS_PORT),
+    startMs: 20_000
+  }
+}
+
+/** rpcbind answers only on 111 (clients know no other port); the daemon's address is its own. */
+export const RPCBIND_PORT = 111
+
+/**
+ * rpcbind binds TCP and UDP on every address from /etc/netconfig, whatever it is told (`-h` limits
+ * UDP only). So it is socket-activated: systemd-socket-activate listens on the daemon's address and
+ * hands that socket over, and rpcbind itself runs in a network namespace of its own (its other
+ * sockets reach nobody) with a private /run (its lock file and local socket).
+ */
+export function rpcbind (): DaemonSpec {
+  return {
+    pkg: 'rpcbind',
+    binary: '/usr/bin/systemd-socket-activate',
+    args: ({ host }) => ['-l', `${host}:${RPCBIND_PORT}`, 'unshare', '--net', '--mount', 'sh', '-c',
+      'mount -t tmpfs none /run && exec /usr/sbin/rpcbind -f'],
+    ready: async ({ host }) => await accepts(host, RPCBIND_PORT)
+  }
+}
+
+/** SMB over direct TCP on its own port, on the daemon's address alone. */
+export const SMB_PORT = 445
+
+/** Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory. */
+export function smbd (): DaemonSpec {
+  return {
+    pkg: 'samba',
+    binary: '/usr/sbin/smbd',
+    // smbd listens on the addresses its interfaces hold (`interfaces` names which).
+    interfaceAddress: true,
+    prepare: () => [['mkdir', ['-p', 'ncalrpc']]],
+    files: ({ host, dir }) => ({
+      'smb.conf': ['[global]', `  interfaces = ${host}`, '  bind interfaces only = yes', `  smb ports = ${SMB_PORT}`, '  disable netbios = yes',
+        '  server role = standalone server', '  netbios name = VULNSCANTEST', '  workgroup = VULNSCAN',
+        ...['pid directory', 'lock directory', 'state directory', 'cache directory', 'private dir'].map((k) => `  ${k} = ${dir}`),
+        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`, ''].join('\n')
+    }),
+    // A process group of its own (no --no-process-group): smbd signals its whole group when it stops.
+    args: ({ dir }) => ['--foreground', '--debug-stdout', '-s', path.join(dir, 'smb.conf')],
+    ready: async ({ host }) => await accepts(host, SMB_PORT),
+    startMs: 20_000
+  }
+}

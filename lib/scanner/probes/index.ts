@@ -22,7 +22,9 @@ import { probe as nntp } from './nntp'
 import { probe as pop3 } from './pop3'
 import { probe as postgresql } from './postgresql'
 import { probe as redis } from './redis'
+import { probe as rpcbind } from './rpcbind'
 import { probe as rsync } from './rsync'
+import { probe as smb } from './smb'
 import { probe as smtp } from './smtp'
 import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
@@ -37,7 +39,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
