@@ -445,3 +445,39 @@ export function smbd (): DaemonSpec {
     startMs: 20_000
   }
 }
+
+/**
+ * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed):
+ * Postfix and Sendmail are both mail transport agents, as is the Exim other tests need.
+ */
+export const UNPACKED_DEBS = process.env.VULNSCAN_UNPACKED_DEBS ?? '/var/cache/vulnscan-debs'
+
+/** Postfix from its unpacked package: master and smtpd only, on the daemon's address, logging into its directory. */
+export function postfix (): DaemonSpec {
+  const root = path.join(UNPACKED_DEBS, 'postfix')
+  const libs = path.join(root, 'usr/lib/postfix')
+  return {
+    pkg: 'postfix',
+    binary: path.join(libs, 'sbin/master'),
+    // Postfix, like named, takes inet_interfaces only from the addresses interfaces hold.
+    interfaceAddress: true,
+    // Its unprivileged services reach their sockets and data through the directory.
+    prepare: () => [['chmod', ['755', '.']], ['mkdir', ['-p', 'queue/pid', 'queue/private', 'queue/public', 'data']],
+      ['chown', ['nobody', 'queue/private', 'queue/public', 'data']], ['touch', ['dynamicmaps.cf']]],
+    files: ({ host, port, dir }) => ({
+      'main.cf': ['compatibility_level = 3.6', `queue_directory = ${path.join(dir, 'queue')}`, `data_directory = ${path.join(dir, 'data')}`,
+        `daemon_directory = ${path.join(libs, 'sbin')}`, `shlib_directory = ${libs}`, `meta_directory = ${dir}`,
+        `command_directory = ${path.join(root, 'usr/sbin')}`,
+        // Unprivileged users of the base system: the package's own postfix user is never created.
+        'mail_owner = nobody', 'default_privs = daemon', 'setgid_group = mail',
+        // No lookups behind smtpd (they would need the proxymap service): nothing is ever delivered.
+        'local_recipient_maps =', 'alias_maps =', 'myhostname = mx.vulnscan.test', `inet_interfaces = ${host}`, 'inet_protocols = ipv4',
+        `maillog_file_prefixes = ${dir}`, `maillog_file = ${path.join(dir, 'maillog')}`,
+        // master starts its children with a clean environment: they need the unpacked libraries too.
+        `import_environment = MAIL_CONFIG LD_LIBRARY_PATH=${libs}`, ''].join('\n'),
+      'master.cf': [`${host}:${port} inet n - n - - smtpd`, 'anvil unix - - n - 1 anvil', 'postlog unix-dgram n - n - 1 postlogd', ''].join('\n')
+    }),
+    env: () => ({ LD_LIBRARY_PATH: libs }),
+    args: ({ dir }) => ['-d', '-c', dir]
+  }
+}
