@@ -481,3 +481,17 @@ export function postfix (): DaemonSpec {
     args: ({ dir }) => ['-d', '-c', dir]
   }
 }
+
+/**
+ * TigerVNC's X server with RFB on the daemon's address, no authentication, no X11 over TCP or a
+ * filesystem socket (its abstract one is local only). The display number comes from the port, so two
+ * runs side by side do not share one.
+ */
+export function xtigervnc (): DaemonSpec {
+  return {
+    pkg: 'tigervnc-standalone-server',
+    binary: '/usr/bin/Xtigervnc',
+    args: ({ host, port }) => [`:${1000 + (port % 20000)}`, '-rfbport', String(port), '-interface', host, '-SecurityTypes', 'None',
+      '-nolisten', 'tcp', '-nolisten', 'unix', '-geometry', '640x480']
+  }
+}
