@@ -495,3 +495,17 @@ export function xtigervnc (): DaemonSpec {
       '-nolisten', 'tcp', '-nolisten', 'unix', '-geometry', '640x480']
   }
 }
+
+/** InfluxDB 1.x: HTTP API on the daemon's port, its RPC service on the neighbour port, usage reporting off. */
+export function influxd (): DaemonSpec {
+  return {
+    pkg: 'influxdb',
+    binary: '/usr/bin/influxd',
+    files: ({ host, port, dir }) => ({
+      'influxdb.conf': ['reporting-enabled = false', `bind-address = "${host}:${neighbourPort(port)}"`, '[meta]', `  dir = "${path.join(dir, 'meta')}"`,
+        '[data]', `  dir = "${path.join(dir, 'data')}"`, `  wal-dir = "${path.join(dir, 'wal')}"`, '[http]', `  bind-address = "${host}:${port}"`, ''].join('\n')
+    }),
+    args: ({ dir }) => ['run', '-config', path.join(dir, 'influxdb.conf')],
+    startMs: 20_000
+  }
+}
