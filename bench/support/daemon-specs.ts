@@ -509,3 +509,19 @@ export function influxd (): DaemonSpec {
     startMs: 20_000
   }
 }
+
+/** xrdp in the foreground on the daemon's address, offering TLS (a throwaway certificate) or standard RDP security. */
+export function xrdp (): DaemonSpec {
+  return {
+    pkg: 'xrdp',
+    binary: '/usr/sbin/xrdp',
+    prepare: () => [['openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '5',
+      '-subj', '/CN=rdp.vulnscan.test']]],
+    files: ({ host, port, dir }) => ({
+      'xrdp.ini': ['[Globals]', 'ini_version=1', 'fork=true', `port=tcp://${host}:${port}`, 'security_layer=negotiate',
+        `certificate=${path.join(dir, 'cert.pem')}`, `key_file=${path.join(dir, 'key.pem')}`, 'ssl_protocols=TLSv1.2, TLSv1.3',
+        '[Logging]', `LogFile=${path.join(dir, 'xrdp.log')}`, 'LogLevel=WARNING', 'EnableSyslog=false', ''].join('\n')
+    }),
+    args: ({ dir }) => ['--nodaemon', '--config', path.join(dir, 'xrdp.ini')]
+  }
+}

@@ -21,6 +21,7 @@ import { probe as nats } from './nats'
 import { probe as nntp } from './nntp'
 import { probe as pop3 } from './pop3'
 import { probe as postgresql } from './postgresql'
+import { probe as rdp } from './rdp'
 import { probe as redis } from './redis'
 import { probe as rpcbind } from './rpcbind'
 import { probe as rsync } from './rsync'
@@ -39,7 +40,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
