@@ -525,3 +525,20 @@ export function xrdp (): DaemonSpec {
     args: ({ dir }) => ['--nodaemon', '--config', path.join(dir, 'xrdp.ini')]
   }
 }
+
+/**
+ * Courier-IMAP from its unpacked packages (courier-imap conflicts with the installed Dovecot): its
+ * pre-login server imaplogin, run per connection as its couriertcpd would (startInetd), with the
+ * libraries of the unpacked courier-authlib, courier-base and their dependencies. Nobody logs in.
+ */
+export function courierImap (): { pkg: string, binary: string, args: string[], imaplogin: string } {
+  const root = path.join(UNPACKED_DEBS, 'courier-imap')
+  const libs = ['usr/lib', 'usr/lib/courier-authlib', 'usr/lib/x86_64-linux-gnu'].map((d) => path.join(root, d)).join(':')
+  const imaplogin = path.join(root, 'usr/lib/courier/courier/imaplogin')
+  return {
+    pkg: 'courier-imap',
+    binary: '/usr/bin/env',
+    args: [`LD_LIBRARY_PATH=${libs}`, 'TCPREMOTEIP=127.0.0.1', imaplogin, path.join(root, 'usr/lib/courier-authlib/authlib'), path.join(root, 'usr/bin/imapd')],
+    imaplogin
+  }
+}

@@ -208,6 +208,10 @@ export const LAB: LabDaemon[] = [
     name: 'InfluxDB', ...pick(specs.influxd()), start: async () => await startDaemon(specs.influxd()),
     ports: (d) => one(d.port, 'influxd (HTTP API)', { service: 'http', product: 'InfluxDB', version: 'full' }),
     self: { cmd: '/usr/bin/influxd', args: ['version'], pattern: /InfluxDB v(\S+)/ }
+  },
+  {
+    name: 'Courier IMAP', pkg: 'courier-imap', binary: specs.courierImap().imaplogin, start: async () => await startInetd(specs.courierImap()),
+    ports: (d) => one(d.port, 'Courier imaplogin (per connection, unpacked)', { service: 'imap', product: 'Courier Imapd', version: 'none' })
   }
 ]
 
