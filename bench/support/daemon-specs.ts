@@ -542,3 +542,23 @@ export function courierImap (): { pkg: string, binary: string, args: string[], i
     imaplogin
   }
 }
+
+/** ActiveMQ 5 with one OpenWire connector on the daemon's address, no persistence, no JMX (its RMI port would listen on every address). */
+export function activemq (): DaemonSpec {
+  return {
+    pkg: 'activemq',
+    binary: '/usr/bin/java',
+    prepare: () => [['mkdir', ['-p', 'data']]],
+    files: ({ host, port, dir }) => ({
+      'activemq.xml': ['<beans xmlns="http://www.springframework.org/schema/beans" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"',
+        '  xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans-2.0.xsd' +
+        ' http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">',
+        `  <broker xmlns="http://activemq.apache.org/schema/core" brokerName="vulnscan" persistent="false" useJmx="false" dataDirectory="${path.join(dir, 'data')}">`,
+        `    <transportConnectors><transportConnector name="openwire" uri="tcp://${host}:${port}"/></transportConnectors>`,
+        '  </broker>', '</beans>', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-Xmx256m', '-Dactivemq.home=/usr/share/activemq', `-Dactivemq.base=${dir}`, `-Dactivemq.conf=${dir}`,
+      `-Dactivemq.data=${path.join(dir, 'data')}`, '-jar', '/usr/share/activemq/bin/activemq.jar', 'start', `xbean:file:${path.join(dir, 'activemq.xml')}`],
+    startMs: 90_000
+  }
+}

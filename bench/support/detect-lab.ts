@@ -212,6 +212,10 @@ export const LAB: LabDaemon[] = [
   {
     name: 'Courier IMAP', pkg: 'courier-imap', binary: specs.courierImap().imaplogin, start: async () => await startInetd(specs.courierImap()),
     ports: (d) => one(d.port, 'Courier imaplogin (per connection, unpacked)', { service: 'imap', product: 'Courier Imapd', version: 'none' })
+  },
+  {
+    name: 'ActiveMQ', ...pick(specs.activemq()), binary: '/usr/share/activemq/bin/activemq.jar', start: async () => await startDaemon(specs.activemq()),
+    ports: (d) => one(d.port, 'activemq (OpenWire)', { service: 'openwire', product: 'Apache ActiveMQ', version: 'full' })
   }
 ]
 

@@ -19,6 +19,7 @@ import { probe as mqtt } from './mqtt'
 import { probe as mysql } from './mysql'
 import { probe as nats } from './nats'
 import { probe as nntp } from './nntp'
+import { probe as openwire } from './openwire'
 import { probe as pop3 } from './pop3'
 import { probe as postgresql } from './postgresql'
 import { probe as rdp } from './rdp'
@@ -38,7 +39,7 @@ export type { ProbeDescriptor } from './descriptor'
 
 export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
-  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
+  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp
 ]
