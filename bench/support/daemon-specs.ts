@@ -562,3 +562,27 @@ export function activemq (): DaemonSpec {
     startMs: 90_000
   }
 }
+
+/**
+ * Cyrus IMAP from its unpacked packages (cyrus-imapd conflicts with the installed Dovecot): its master
+ * with one imapd service on the daemon's address, running as nobody (the package's cyrus user is never
+ * created), state and mail spool in the daemon's directory.
+ */
+export function cyrusImapd (): DaemonSpec {
+  const root = path.join(UNPACKED_DEBS, 'cyrus-imapd')
+  const bin = path.join(root, 'usr/lib/cyrus/bin')
+  return {
+    pkg: 'cyrus-imapd',
+    binary: path.join(bin, 'master'),
+    prepare: () => [['chmod', ['755', '.']], ['mkdir', ['-p', 'lib/socket', 'lib/proc', 'lib/db', 'lib/log', 'lib/lock', 'spool']],
+      ['chown', ['-R', 'nobody', 'lib', 'spool']]],
+    files: ({ host, port, dir }) => ({
+      'imapd.conf': [`configdirectory: ${path.join(dir, 'lib')}`, `partition-default: ${path.join(dir, 'spool')}`, 'servername: imap.vulnscan.test',
+        'cyrus_user: nobody', 'cyrus_group: nogroup', 'sasl_pwcheck_method: auxprop', 'sasl_mech_list: PLAIN', ''].join('\n'),
+      'cyrus.conf': ['START {', '}', 'SERVICES {', `  imap cmd="${path.join(bin, 'imapd')} -C ${path.join(dir, 'imapd.conf')}" listen="${host}:${port}" prefork=0`,
+        '}', 'EVENTS {', '}', 'DAEMON {', '}', ''].join('\n')
+    }),
+    env: () => ({ LD_LIBRARY_PATH: path.join(root, 'usr/lib/x86_64-linux-gnu') }),
+    args: ({ dir }) => ['-C', path.join(dir, 'imapd.conf'), '-M', path.join(dir, 'cyrus.conf'), '-p', path.join(dir, 'master.pid')]
+  }
+}

@@ -216,6 +216,12 @@ export const LAB: LabDaemon[] = [
   {
     name: 'ActiveMQ', ...pick(specs.activemq()), binary: '/usr/share/activemq/bin/activemq.jar', start: async () => await startDaemon(specs.activemq()),
     ports: (d) => one(d.port, 'activemq (OpenWire)', { service: 'openwire', product: 'Apache ActiveMQ', version: 'full' })
+  },
+  {
+    name: 'Cyrus IMAP', ...pick(specs.cyrusImapd()), start: async () => await startDaemon(specs.cyrusImapd()),
+    ports: (d) => one(d.port, 'Cyrus master + imapd (unpacked)', { service: 'imap', product: 'Cyrus imapd', version: 'full' }),
+    // imapd states no version of its own; the unpacked package's changelog does (dpkg knows nothing of it).
+    self: { cmd: 'zcat', args: [`${specs.UNPACKED_DEBS}/cyrus-imapd/usr/share/doc/cyrus-common/changelog.Debian.gz`], pattern: /^cyrus-imapd \((\d+\.\d+\.\d+)/ }
   }
 ]
 
