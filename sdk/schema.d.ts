@@ -668,10 +668,7 @@ export interface components {
              * @example 22,80,443,8000-8100
              */
             ports?: string;
-            /**
-             * @description Also scan UDP: the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)
-             * @default false
-             */
+            /** @description Also scan UDP (absent: no, unless `udpPorts` is given): the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries) */
             udp?: boolean;
             /**
              * @description UDP ports to scan instead of the template's; implies `udp` unless it is false

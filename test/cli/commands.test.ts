@@ -196,6 +196,14 @@ test('--fail-on on vulns and host does not pass what the NVD could not check', {
       const scanned = await cli(['scan', daemon, '--ports', '6379', '--wait'], env)
       t.equal(scanned.code, 0, scanned.stderr)
       t.match(scanned.stdout, /Not checked against the NVD \(unreachable\): redis:redis/)
+      // The daemon has no password, so the exposure check reports it (critical): a finding any gate fails on.
+      // Accepted here, so what is left to judge is the product the NVD could not check.
+      const exposed = (await app.results.listFindings({ limit: 10, offset: 0, host: daemon })).items
+      t.same(exposed.map((f) => f.cveId), ['VULNSCAN-REDIS-NOAUTH'], 'the open Redis is the one finding')
+      const gateBefore = await cli(['vulns', '--host', daemon, '--fail-on', 'critical'], env)
+      t.equal(gateBefore.code, 1, 'a standing critical exposure fails the gate outright')
+      const decided = await cli(['decide', exposed[0].id, 'accepted', '-m', 'test daemon'], env)
+      t.equal(decided.code, 0, decided.stderr)
 
       const one = await cli(['vulns', '--host', daemon, '--fail-on', 'critical'], env)
       t.equal(one.code, 3, 'exit 3, not a pass')

@@ -1,4 +1,5 @@
 import { test } from 'tap'
+import { getTemplate } from '../../../lib/scanner/templates'
 import { Queue } from 'bullmq'
 import { backends, build, SERVICE_KEY } from '../../helper'
 
@@ -81,6 +82,21 @@ test('defaults: a generated UUID id, template quick, priority 3', async (t) => {
   const { id } = res.json()
   t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   t.match((await app.inject({ url: `/app/scan/${id}`, headers: auth })).json(), { template: 'quick', priority: 3 })
+})
+
+test('udpPorts alone asks for UDP: no default udp: false is filled in over it', async (t) => {
+  const { app } = await build(t)
+  const posted = async (options: Record<string, unknown>): Promise<{ udp?: boolean, udpPorts?: string }> => {
+    const res = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { targets: [{ value: '10.0.0.1', type: 'single_ip' }], options } })
+    t.equal(res.statusCode, 200, res.body)
+    return (await app.inject({ url: `/app/scan/${res.json<{ id: string }>().id}`, headers: auth })).json()
+  }
+  const withPorts = await posted({ udpPorts: '53,161' })
+  t.not(withPorts.udp, false, 'udp is not set to false')
+  t.equal(getTemplate('quick', undefined, withPorts).udp, true, 'the worker scans UDP')
+  t.same(getTemplate('quick', undefined, withPorts).udpPorts, [53, 161])
+  t.equal(getTemplate('quick', undefined, await posted({})).udp, false, 'no UDP unless asked for')
+  t.equal(getTemplate('quick', undefined, await posted({ udpPorts: '53', udp: false })).udp, false, 'udp: false wins')
 })
 
 test('invalid scans are refused with a 400 that names the field, and nothing is queued', async (t) => {
