@@ -586,3 +586,22 @@ export function cyrusImapd (): DaemonSpec {
     args: ({ dir }) => ['-C', path.join(dir, 'imapd.conf'), '-M', path.join(dir, 'cyrus.conf'), '-p', path.join(dir, 'master.pid')]
   }
 }
+
+/** ClickHouse with its native TCP interface alone (no HTTP or interserver port) on the daemon's address; user `default` without a password. */
+export function clickhouse (): DaemonSpec {
+  return {
+    pkg: 'clickhouse-server',
+    binary: '/usr/sbin/clickhouse-server',
+    files: ({ host, port, dir }) => ({
+      'config.xml': ['<yandex>', '  <logger><level>warning</level><console>1</console></logger>', `  <listen_host>${host}</listen_host>`,
+        `  <tcp_port>${port}</tcp_port>`, `  <path>${dir}/data/</path>`, `  <tmp_path>${dir}/tmp/</tmp_path>`,
+        `  <user_files_path>${dir}/user_files/</user_files_path>`, `  <format_schema_path>${dir}/format_schemas/</format_schema_path>`,
+        `  <users_config>${path.join(dir, 'users.xml')}</users_config>`, '  <mark_cache_size>5368709</mark_cache_size>', '</yandex>', ''].join('\n'),
+      'users.xml': ['<yandex>', '  <profiles><default/></profiles>',
+        '  <users><default><password></password><networks><ip>127.0.0.0/8</ip></networks><profile>default</profile><quota>default</quota></default></users>',
+        '  <quotas><default/></quotas>', '</yandex>', ''].join('\n')
+    }),
+    args: ({ dir }) => [`--config-file=${path.join(dir, 'config.xml')}`],
+    startMs: 30_000
+  }
+}

@@ -222,6 +222,10 @@ export const LAB: LabDaemon[] = [
     ports: (d) => one(d.port, 'Cyrus master + imapd (unpacked)', { service: 'imap', product: 'Cyrus imapd', version: 'full' }),
     // imapd states no version of its own; the unpacked package's changelog does (dpkg knows nothing of it).
     self: { cmd: 'zcat', args: [`${specs.UNPACKED_DEBS}/cyrus-imapd/usr/share/doc/cyrus-common/changelog.Debian.gz`], pattern: /^cyrus-imapd \((\d+\.\d+\.\d+)/ }
+  },
+  {
+    name: 'ClickHouse', ...pick(specs.clickhouse()), start: async () => await startDaemon(specs.clickhouse()),
+    ports: (d) => one(d.port, 'clickhouse-server (native TCP)', { service: 'clickhouse', product: 'ClickHouse', version: 'full' })
   }
 ]
 

@@ -5,6 +5,7 @@
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
 import { probe as amqp } from './amqp'
+import { probe as clickhouse } from './clickhouse'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
 import { probe as ftp } from './ftp'
@@ -41,7 +42,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
