@@ -45,10 +45,12 @@ function openPorts (h: Host): string {
 }
 
 export function hostsTable (hosts: Host[]): string {
-  const t = newTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen'])
+  // A tags column only when a host on the page has tags: untagged inventories keep the narrower table.
+  const tagged = hosts.some((h) => h.tags.length > 0)
+  const t = newTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen', ...(tagged ? ['tags'] : [])])
   for (const h of hosts) {
     t.push([h.address, h.hostnames.join('\n'), h.up ? pc.green('up') : pc.red('down'), openPorts(h),
-      String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen])
+      String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen, ...(tagged ? [h.tags.join('\n')] : [])])
   }
   return t.toString()
 }
@@ -129,7 +131,9 @@ export function scheduledScanText (scan: Schedule['scan']): string {
     scan.options?.discovery === false ? 'no discovery' : '',
     scan.priority !== undefined ? `p${scan.priority}` : ''
   ].filter(Boolean)
-  return `${scan.targets.map((t) => t.value).join(' ')}${opts.length > 0 ? ` (${opts.join(', ')})` : ''}`
+  const what = [...(scan.targets ?? []).map((t) => t.value), ...(scan.targetTags ?? []).map((tag) => `tag:${tag}`)]
+  if (scan.tags !== undefined && scan.tags.length > 0) opts.push(`tags ${scan.tags.join(' ')}`)
+  return `${what.join(' ')}${opts.length > 0 ? ` (${opts.join(', ')})` : ''}`
 }
 
 export function schedulesTable (schedules: Schedule[]): string {

@@ -6,6 +6,7 @@ import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, TEMPLAT
 import { api, integer, oneOf, paging, print, printJson, usage, type Context } from '../context'
 import { scheduledScanText, schedulesTable, type Schedule } from '../output'
 import type { CommandModule } from '../command'
+import { checkedTags, tagOption } from './tags'
 
 type ScheduledScan = Schedule['scan']
 
@@ -19,10 +20,12 @@ function scanOptions (cmd: Command, { update }: { update: boolean }): Command {
   cmd.option('--udp-ports <list>', `UDP ports instead of the template's, e.g. 53,123,161 (implies --udp)${update ? '; \'\' drops the override' : ''}`)
   // Only the negation on create: commander would otherwise default it to true and send what the user never said.
   if (update) cmd.option('--discovery', 'host discovery first again (the default)')
+  cmd.addOption(tagOption('--tag <tag>', `add this tag to every host a run finds up (repeatable)${update ? '; --tag \'\' drops them' : ''}`))
+  cmd.addOption(tagOption('--target-tag <tag>', `also scan the hosts carrying this tag at each run (repeatable)${update ? '; --target-tag \'\' drops them' : ''}`))
   return cmd.option('--no-discovery', 'scan every address, without host discovery first (like nmap -Pn)')
 }
 
-interface ScanFlags { template?: string, ports?: string, priority?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
+interface ScanFlags { template?: string, ports?: string, priority?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, tag?: string[], targetTag?: string[] }
 
 /**
  * The scan flags typed on the command line. A negatable flag (--no-udp, --no-discovery) gets a default from commander;
@@ -34,7 +37,7 @@ function typedScanFlags<T extends ScanFlags> (cmd: Command, opts: T): T {
   return typed
 }
 
-const scanFlagsGiven = (f: ScanFlags): boolean => [f.template, f.ports, f.priority, f.udp, f.udpPorts, f.discovery].some((v) => v !== undefined)
+const scanFlagsGiven = (f: ScanFlags): boolean => [f.template, f.ports, f.priority, f.udp, f.udpPorts, f.discovery, f.tag, f.targetTag].some((v) => v !== undefined)
 
 /**
  * The scan a schedule runs, from targets and flags laid over what it runs now (`base`): PATCH replaces `scan`
@@ -55,10 +58,16 @@ function scheduledScan (targets: string[], flags: ScanFlags, base?: ScheduledSca
   if (options.ports === '') delete options.ports
   if (options.udpPorts === '') delete options.udpPorts
   const chosenPriority = priority ?? base?.priority
+  // Tags given replace those the schedule has (an empty list drops them); not given, they stay.
+  const tags = flags.tag !== undefined ? checkedTags(flags.tag) : base?.tags ?? []
+  const targetTags = flags.targetTag !== undefined ? checkedTags(flags.targetTag) : base?.targetTags ?? []
+  const chosenTargets = targets.length > 0 ? targets.map((a) => inferTarget(a)) : base?.targets ?? []
   return {
-    targets: targets.length > 0 ? targets.map((a) => inferTarget(a)) : base?.targets ?? [],
+    ...(chosenTargets.length > 0 || targetTags.length === 0 ? { targets: chosenTargets } : {}),
     ...(Object.keys(options).length > 0 ? { options } : {}),
-    ...(chosenPriority !== undefined ? { priority: chosenPriority } : {})
+    ...(chosenPriority !== undefined ? { priority: chosenPriority } : {}),
+    ...(tags.length > 0 ? { tags } : {}),
+    ...(targetTags.length > 0 ? { targetTags } : {})
   }
 }
 
@@ -139,7 +148,7 @@ const schedule: CommandModule = (program, kit) => {
   const create = scanOptions(group.command('create')
     .summary('schedule a scan: targets as for vulnscan scan, plus --cron and --tz')
     .description('Creates a schedule that posts a scan of the targets at each due time of --cron (5 fields, or 6 with seconds first; @daily, @hourly … too) read in --tz. Targets are written as for vulnscan scan; the scan is checked now, with this key\'s scope, which every run keeps.')
-    .argument('<target...>', 'what to scan: addresses, ranges, CIDR blocks or host names')
+    .argument('[target...]', 'what to scan: addresses, ranges, CIDR blocks or host names (may be left out with --target-tag)')
     .requiredOption('--cron <expression>', 'when to run, e.g. \'0 3 * * 1-5\' (quote it for the shell)')
     .option('--tz <zone>', 'IANA time zone the expression is read in, e.g. Europe/Paris (default: UTC)')
     .option('--name <text>', 'what the schedule is for'), { update: false })
@@ -147,6 +156,7 @@ const schedule: CommandModule = (program, kit) => {
     .addHelpText('after', '\nExamples:\n  vulnscan schedule create 10.20.0.0/24 --cron \'0 3 * * 1-5\' --tz Europe/Paris --name nightly --template standard\n  vulnscan schedule create db.example.com --cron @hourly --ports 5432 --priority 4\n')
   kit.hint(create, 'schedule create needs at least one target and --cron, e.g. vulnscan schedule create 10.20.0.0/24 --cron \'0 3 * * *\'')
   create.action(async (targets: string[], opts: ScanFlags & { cron: string, tz?: string, name?: string, disabled?: boolean }) => kit.run(create, async (ctx) => {
+    if (targets.length === 0 && (opts.targetTag ?? []).length === 0) throw usage('schedule create needs at least one target or --target-tag, e.g. vulnscan schedule create 10.20.0.0/24 --cron \'0 3 * * *\'')
     const body = {
       cron: opts.cron,
       ...(nonEmpty('tz', opts.tz) !== undefined ? { timezone: opts.tz } : {}),
@@ -174,7 +184,7 @@ const schedule: CommandModule = (program, kit) => {
     const opts = typedScanFlags(update, all)
     const scanChanged = targets.length > 0 || scanFlagsGiven(opts)
     if (!scanChanged && opts.cron === undefined && opts.tz === undefined && opts.name === undefined) {
-      throw usage('schedule update needs something to change: --cron, --tz, --name, targets, or a scan option (--template, --ports, --priority, --udp, --udp-ports, --discovery); enable and disable are commands of their own.')
+      throw usage('schedule update needs something to change: --cron, --tz, --name, targets, or a scan option (--template, --ports, --priority, --udp, --udp-ports, --discovery, --tag, --target-tag); enable and disable are commands of their own.')
     }
     let scan: ScheduledScan | undefined
     if (scanChanged) {

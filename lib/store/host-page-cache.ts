@@ -23,6 +23,9 @@ export function withHostPageCache (inner: ResultsStore, maxEntries = 256): Resul
     getFinding: (id) => inner.getFinding(id),
     decideFinding: (id, status, comment, by) => inner.decideFinding(id, status, comment, by),
     hostsForCve: (cveId) => inner.hostsForCve(cveId),
+    setHostTags: (address, tags) => inner.setHostTags(address, tags),
+    addHostTags: (address, tags, remove) => inner.addHostTags(address, tags, remove),
+    hostsWithTags: (tags) => inner.hostsWithTags(tags),
     refreshExploitContext: (lookup) => inner.refreshExploitContext(lookup),
     scanHosts: (scanId) => inner.scanHosts(scanId),
     async listHosts (query: HostQuery): Promise<Page<HostRecord>> {

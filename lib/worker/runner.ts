@@ -110,9 +110,19 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     let template: Template
     let hosts: ExpandedHost[]
     let excluded: { address: string, reason: string }[]
+    // The hosts tagged now (outside the try: a results database that fails for a moment is retried, not fatal).
+    const targets = [...scan.targets]
+    const targetTags = scan.targetTags ?? []
+    if (targetTags.length > 0) {
+      for (const address of await results.hostsWithTags(targetTags)) targets.push({ value: address, type: 'single_ip' })
+      if (targets.length === 0) {
+        throw new PermanentScanError(`targetTags: no known host carries ${targetTags.length === 1 ? 'the tag' : 'any of the tags'} ${targetTags.join(', ')}, and the scan names no targets`)
+      }
+    }
     try {
       template = getTemplate(scan.template, scan.ports, { udp: scan.udp, udpPorts: scan.udpPorts })
-      ;({ hosts, excluded } = await expandTargets(scan.targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
+      // Tagged hosts are targets like the others: the scope lists and the key's scope leave out those outside them.
+      ;({ hosts, excluded } = await expandTargets(targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
     } catch (err) {
       throw new PermanentScanError((err as Error).message)
     }
@@ -247,7 +257,12 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
-      const counts = await results.recordHost({ scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings, settledPorts: m.settled, settledChecks: m.settledChecks })
+      // The scan's tags go on the hosts it found up, in the same write as what it found there.
+      const tags = host.up && scan.tags !== undefined && scan.tags.length > 0 ? { tags: scan.tags } : {}
+      const counts = await results.recordHost({
+        scanId, at, host, scannedPorts: template.ports, ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}), findings: m.findings,
+        settledPorts: m.settled, settledChecks: m.settledChecks, ...tags
+      })
       if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
     }
     try {

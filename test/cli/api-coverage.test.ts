@@ -38,6 +38,8 @@ const COMMAND_OF: Record<string, string> = {
   listHosts: 'hosts',
   getHost: 'host show',
   deleteHost: 'host delete',
+  setHostTags: 'tags set', // and tags clear
+  changeHostTags: 'tags add', // and tags remove
   listHostFindings: 'host show',
   listFindings: 'vulns',
   getCve: 'cve',

@@ -22,7 +22,7 @@ test('help, version and suggestions need no server', async (t) => {
 
   const scanHelp = await cli(['scan', '--help'], env)
   t.equal(scanHelp.code, 0)
-  t.match(scanHelp.stdout, /^Usage: vulnscan scan \[options\] <target\.\.\.>/, 'per-command help')
+  t.match(scanHelp.stdout, /^Usage: vulnscan scan \[options\] \[target\.\.\.\]/, 'per-command help')
   t.match(scanHelp.stdout, /--min-confidence <level>/)
   t.match(scanHelp.stdout, /Global Options:[\s\S]*--url <url>/, 'with the options every command takes')
   t.notMatch(scanHelp.stdout, /--severity/, 'and not another command\'s')
@@ -30,7 +30,7 @@ test('help, version and suggestions need no server', async (t) => {
   t.match(hostDelete.stdout, /^Usage: vulnscan host delete \[options\] <address>/)
 
   const overview = await cli(['--help'], env)
-  for (const command of ['scan <target…>', 'status <scan-id>', 'cancel <scan-id>', 'scans', 'hosts', 'host <address>', 'host delete <address>', 'vulns', 'decide <finding-id> <decision>', 'cve <cve-id>', 'keys create', 'keys list', 'keys update <key-id>', 'keys revoke <key-id>', 'audit', 'health']) {
+  for (const command of ['scan [target…]', 'status <scan-id>', 'cancel <scan-id>', 'scans', 'hosts', 'host <address>', 'host delete <address>', 'vulns', 'decide <finding-id> <decision>', 'cve <cve-id>', 'keys create', 'keys list', 'keys update <key-id>', 'keys revoke <key-id>', 'audit', 'health']) {
     t.match(overview.stdout, `\n  ${command} `, `the overview lists ${command}`)
   }
 

@@ -10,7 +10,7 @@ test('schedule: usage errors and help need no server', async (t) => {
     [['schedule'], /schedule needs one of: list, show, create, update, delete, enable, disable/],
     [['schedule', 'show'], /schedule show needs one schedule id/],
     [['schedule', 'create', '10.0.0.1'], /Required option '--cron <expression>' not specified/],
-    [['schedule', 'create', '--cron', '@daily'], /schedule create needs at least one target and --cron/],
+    [['schedule', 'create', '--cron', '@daily'], /schedule create needs at least one target or --target-tag/],
     [['schedule', 'create', '10.0.0.1', '--cron', '@daily', '--priority', '9'], /--priority must be an integer from 1 to 5, not '9'/],
     [['schedule', 'create', '10.0.0.1', '--cron', '@daily', '--template', 'huge'], /--template must be one of: quick, standard, full, discovery/],
     [['schedule', 'create', '10.0.0.1', '--cron', '@daily', '--tz', ' '], /--tz must not be empty/],
@@ -32,14 +32,14 @@ test('schedule: usage errors and help need no server', async (t) => {
   }
 
   const overview = await cli(['--help'], env)
-  for (const command of ['schedule list', 'schedule show <schedule-id>', 'schedule create <target…>', 'schedule update <schedule-id> [target…]', 'schedule delete <schedule-id>',
+  for (const command of ['schedule list', 'schedule show <schedule-id>', 'schedule create [target…]', 'schedule update <schedule-id> [target…]', 'schedule delete <schedule-id>',
     'schedule enable <schedule-id>', 'schedule disable <schedule-id>']) {
     t.match(overview.stdout, `\n  ${command} `, `the overview lists ${command}`)
   }
 
   const help = await cli(['schedule', 'create', '--help'], env)
   t.equal(help.code, 0)
-  t.match(help.stdout, /^Usage: vulnscan schedule create \[options\] <target\.\.\.>/)
+  t.match(help.stdout, /^Usage: vulnscan schedule create \[options\] \[target\.\.\.\]/)
   t.match(help.stdout, /Examples:\n {2}vulnscan schedule create 10\.20\.0\.0\/24 --cron '0 3 \* \* 1-5' --tz Europe\/Paris/)
 })
 

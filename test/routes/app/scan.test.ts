@@ -103,8 +103,8 @@ test('invalid scans are refused with a 400 that names the field, and nothing is 
   const { app } = await build(t, 'memory', { MAX_TARGETS: 3, MAX_HOSTS: 256, SCAN_DENY: '192.0.2.0/24' })
   const target = (value: string, type = 'single_ip') => ({ targets: [{ value, type }] })
   const cases: [unknown, RegExp][] = [
-    [{}, /targets is required/],
-    [{ targets: [] }, /targets must have at least 1 item/],
+    [{}, /^targets: a scan needs at least one target, or targetTags/],
+    [{ targets: [] }, /^targets: a scan needs at least one target, or targetTags/],
     [{ targets: Array(4).fill({ value: '10.0.0.1', type: 'single_ip' }) }, /targets has 4 items, more than the limit of 3/],
     [target('10.0.0.1', 'hostname'), /targets\[0\]\.type must be one of: single_ip, ip_range, cidr, dns_name/],
     [target('10.0.0.300'), /targets\[0\]\.value/],
