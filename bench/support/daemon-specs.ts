@@ -447,10 +447,10 @@ export function smbd (): DaemonSpec {
 }
 
 /**
- * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed):
- * Postfix and Sendmail are both mail transport agents, as is the Exim other tests need.
+ * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed): Postfix is
+ * a mail transport agent, as is the Exim other tests need. Inside the project (`.cache/debs`, not committed).
  */
-export const UNPACKED_DEBS = process.env.VULNSCAN_UNPACKED_DEBS ?? '/var/cache/vulnscan-debs'
+export const UNPACKED_DEBS = process.env.VULNSCAN_UNPACKED_DEBS ?? path.join(__dirname, '..', '..', '.cache', 'debs')
 
 /** Postfix from its unpacked package: master and smtpd only, on the daemon's address, logging into its directory. */
 export function postfix (): DaemonSpec {
