@@ -287,17 +287,16 @@ export class PostgresResultsStore implements ResultsStore {
     const distinct = [...new Set(addresses)]
     const written = await this.transaction(async (c) => {
       await c.query(LOCK_HOSTS, [distinct])
-      const [hostRows, findingRows, scanRows] = await Promise.all([
-        c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
-        // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
-        // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
-        // exactly as written), and the new text is the one sent.
-        c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct]),
-        // Rows of a first write of each scan are not there: a probe of the primary key each.
-        c.query<{ scan_id: string, address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
-          'SELECT scan_id, address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE (scan_id, address) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-          [writes.map((w) => w.scanId), addresses])
-      ])
+      // One after another: a client runs one query at a time anyway, and pg refuses queries queued on a busy client.
+      const hostRows = await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct])
+      // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
+      // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
+      // exactly as written), and the new text is the one sent.
+      const findingRows = await c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
+      // Rows of a first write of each scan are not there: a probe of the primary key each.
+      const scanRows = await c.query<{ scan_id: string, address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
+        'SELECT scan_id, address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE (scan_id, address) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+        [writes.map((w) => w.scanId), addresses])
       const hostsBefore = new Map(hostRows.rows.map((r) => [r.record.address, r.record]))
       const textBefore = new Map<string, string>()
       const findingsBefore = new Map<string, FindingRecord>()
