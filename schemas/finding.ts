@@ -96,7 +96,7 @@ const findingFilterProperties = {
 export const FindingListQuerySchema = Type.Object({
   ...findingFilterProperties,
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
-  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`', examples: ['scan-1'] })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`. E.g. `scan-1`' })),
   tag: tagFilter('Only findings on hosts carrying this tag')
 }, { additionalProperties: false })
 

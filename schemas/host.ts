@@ -77,7 +77,7 @@ export const HostListQuerySchema = Type.Object({
   product: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only hosts with an open port running this product, e.g. `OpenSSH` (case-insensitive)' })),
   minSeverity: Type.Optional(StringEnum(['none', 'low', 'medium', 'high', 'critical'], { description: 'Only hosts whose most severe standing finding is at least this severe' })),
   hasFindings: Type.Optional(Type.Boolean({ description: 'true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without' })),
-  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now', examples: ['scan-1'] })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now, e.g. `scan-1`' })),
   tag: tagFilter('Only hosts carrying this tag'),
   sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))

@@ -13,9 +13,12 @@ export const TagSchema = Type.String({
   examples: ['prod', 'team:web', 'pci-dss', 'rack-3.b']
 })
 
-/** The `tag` filter of host and finding lists (a query parameter: inline, not a reference). */
+/**
+ * The `tag` filter of host and finding lists (a query parameter: inline, not a reference). No `examples`: Swagger UI
+ * fills a parameter's example into its input, and an optional filter filled in would narrow every list tried there.
+ */
 export function tagFilter (description: string) {
-  return Type.Optional(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH, pattern: TAG_PATTERN, description, examples: ['prod'] }))
+  return Type.Optional(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH, pattern: TAG_PATTERN, description: `${description}, e.g. \`prod\`` }))
 }
 
 /** A list of tags in a request: each tag once at most is kept, at most MAX_TAGS. */

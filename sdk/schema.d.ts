@@ -3938,15 +3938,9 @@ export interface operations {
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                 /** @description true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without */
                 hasFindings?: boolean;
-                /**
-                 * @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now
-                 * @example scan-1
-                 */
+                /** @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now, e.g. `scan-1` */
                 scanId?: string;
-                /**
-                 * @description Only hosts carrying this tag
-                 * @example prod
-                 */
+                /** @description Only hosts carrying this tag, e.g. `prod` */
                 tag?: string;
                 /** @description Sort key; addresses sort numerically, IPv4 before IPv6 */
                 sort?: "lastSeen" | "address" | "findings" | "severity";
@@ -4507,15 +4501,9 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */
                 host?: string;
-                /**
-                 * @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`
-                 * @example scan-1
-                 */
+                /** @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`. E.g. `scan-1` */
                 scanId?: string;
-                /**
-                 * @description Only findings on hosts carrying this tag
-                 * @example prod
-                 */
+                /** @description Only findings on hosts carrying this tag, e.g. `prod` */
                 tag?: string;
             };
             header?: never;
