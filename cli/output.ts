@@ -46,10 +46,12 @@ function openPorts (h: Host): string {
 }
 
 export function hostsTable (hosts: Host[]): string {
-  const t = newTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen'])
+  // A tags column only when a host on the page has tags: untagged inventories keep the narrower table.
+  const tagged = hosts.some((h) => h.tags.length > 0)
+  const t = newTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen', ...(tagged ? ['tags'] : [])])
   for (const h of hosts) {
     t.push([h.address, h.hostnames.join('\n'), h.up ? pc.green('up') : pc.red('down'), openPorts(h),
-      String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen])
+      String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen, ...(tagged ? [h.tags.join('\n')] : [])])
   }
   return t.toString()
 }
@@ -118,6 +120,62 @@ export function findingsTable (findings: Finding[], { ids = false } = {}): strin
 export function keysTable (keys: ApiKey[]): string {
   const t = newTable(['id', 'label', 'role', 'scope', 'prefix', 'created', 'expires', 'last used'])
   for (const k of keys) t.push([k.id, k.label, k.role, k.scope.join('\n'), k.prefix, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never'])
+  return t.toString()
+}
+
+export type Schedule = Schemas['Schedule']
+export type Webhook = Schemas['Webhook']
+export type WebhookDelivery = Schemas['WebhookDelivery']
+
+/** What a scheduled scan scans, in the words `vulnscan scan` takes: targets, then template, ports and priority. */
+export function scheduledScanText (scan: Schedule['scan']): string {
+  const opts = [
+    scan.options?.template !== undefined ? `template ${scan.options.template}` : '',
+    scan.options?.ports !== undefined ? `ports ${scan.options.ports}` : '',
+    // udpPorts implies UDP unless udp is false.
+    scan.options?.udp === false ? '' : scan.options?.udpPorts !== undefined ? `UDP ${scan.options.udpPorts}` : scan.options?.udp === true ? 'UDP' : '',
+    scan.options?.discovery === false ? 'no discovery' : '',
+    scan.priority !== undefined ? `p${scan.priority}` : ''
+  ].filter(Boolean)
+  const what = [...(scan.targets ?? []).map((t) => t.value), ...(scan.targetTags ?? []).map((tag) => `tag:${tag}`)]
+  if (scan.tags !== undefined && scan.tags.length > 0) opts.push(`tags ${scan.tags.join(' ')}`)
+  return `${what.join(' ')}${opts.length > 0 ? ` (${opts.join(', ')})` : ''}`
+}
+
+export function schedulesTable (schedules: Schedule[]): string {
+  // The last run's due time above the scan it started, and the zone under the expression: a row no wider than it must be.
+  const t = newTable(['id', 'name', 'cron', 'enabled', 'scan', 'next run', 'last run / its scan', 'runs'])
+  for (const s of schedules) {
+    t.push([s.id, s.name, `${s.cron}\n${pc.dim(s.timezone)}`, s.enabled ? pc.green('yes') : pc.yellow('no'), scheduledScanText(s.scan),
+      s.nextRunAt ?? pc.dim('none'), s.lastRun === null ? pc.dim('never') : `${s.lastRun.dueAt}\n${s.lastRun.scanId}`,
+      `${s.runs}${s.skippedTotal > 0 ? `\n${s.skippedTotal} skipped` : ''}`])
+  }
+  return t.toString()
+}
+
+/** A webhook's filter in words, e.g. `high or worse, KEV only`; empty when it lets every new finding through. */
+export function webhookFilterText (f: Webhook['filter']): string {
+  return [
+    f.minSeverity !== undefined ? `${f.minSeverity} or worse` : '',
+    f.kevOnly === true ? 'KEV only' : '',
+    f.minConfidence !== undefined ? `${f.minConfidence} confidence or more` : ''
+  ].filter(Boolean).join(', ')
+}
+
+export function webhooksTable (webhooks: Webhook[]): string {
+  const t = newTable(['id', 'url', 'events', 'filter', 'format', 'enabled', 'description', 'created'])
+  for (const w of webhooks) {
+    t.push([w.id, w.url, w.events.join('\n'), webhookFilterText(w.filter), w.format, w.enabled ? pc.green('yes') : pc.yellow('no'), w.description, w.createdAt])
+  }
+  return t.toString()
+}
+
+export function deliveriesTable (deliveries: WebhookDelivery[]): string {
+  const t = newTable(['at', 'event', 'attempt', 'status', 'result', 'ms', 'retry'])
+  for (const d of deliveries) {
+    t.push([d.at, d.event, String(d.attempt), d.statusCode === null ? pc.dim('none') : String(d.statusCode),
+      d.ok ? pc.green('ok') : pc.red(d.error ?? 'failed'), String(d.durationMs), d.willRetry ? 'yes' : ''])
+  }
   return t.toString()
 }
 

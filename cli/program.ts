@@ -4,6 +4,7 @@ import { Command, CommanderError, Help, Option } from 'commander'
 import { version } from '../package.json'
 import { COMMANDS } from './commands'
 import { CliError, createContext, EXIT, usage, type Context, type Io } from './context'
+import { gateOptions } from './gate'
 import type { CommandKit } from './command'
 
 export const EXIT_TEXT = 'Exit status: 0 ok, 1 findings at or above --fail-on, 2 usage error, 3 API or network error, 130 interrupted (a followed scan goes on).'
@@ -29,8 +30,11 @@ function argumentsText (cmd: Command): string {
   }).join(' ')
 }
 
-/** Options several commands share, described once in the overview rather than under each command. */
-const SHARED = ['--fail-on', '--min-confidence']
+/**
+ * Options several commands share (the CI gate), described once in the overview rather than under each command.
+ * Known by flag and description: `webhook create --min-confidence` is a filter of its own, not the gate's.
+ */
+const SHARED = new Map(gateOptions().map((o) => [o.long, o.description]))
 
 /** `vulnscan --help`: every command with its options, then the shared options and those every command takes. */
 function overview (program: Command, helper: Help): string {
@@ -50,7 +54,7 @@ function overview (program: Command, helper: Help): string {
       out.push(...item(wide, 2, 26, `${name} ${argumentsText(sub)}`.trim(), sub.summary() || sub.description()))
       for (const opt of wide.visibleOptions(sub)) {
         if (opt.long === '--help') continue
-        if (opt.long !== undefined && SHARED.includes(opt.long)) {
+        if (opt.long !== undefined && SHARED.get(opt.long) === opt.description) {
           const entry = shared.get(opt.long) ?? { option: opt, where: [] }
           entry.where.push(name)
           shared.set(opt.long, entry)
@@ -100,7 +104,7 @@ export function buildProgram (io: Io): Built {
   }
 
   const program = new Command('vulnscan')
-    .description('The command-line client of the vulnscan REST API: post and follow scans, list hosts and findings, decide on findings, manage keys.')
+    .description('The command-line client of the vulnscan REST API: post and follow scans, list hosts and findings, decide on findings, schedule scans, manage webhooks and keys.')
     .usage('<command> [options]')
     .version(version, '-V, --version', 'print the client\'s version')
     .helpOption('-h, --help', 'show help (for one command: vulnscan <command> --help)')

@@ -27,6 +27,7 @@ import { createRedisIndex } from './nvd/redis/cve-index'
 import { createRedisRateLimiter } from './nvd/rate-limiter'
 import { SharedRateCounter } from './rate-counter'
 import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
+import { withHostWriteAnnouncements } from './store/host-page-cache'
 import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
@@ -263,7 +264,8 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
     kind: 'redis',
     store,
     invalidation,
-    results: database?.results ?? noResults(),
+    // Host page caches in every process trust their revision until a write is announced (host-page-cache.ts).
+    results: database === undefined ? noResults() : withHostWriteAnnouncements(database.results, invalidation),
     queue,
     scheduler,
     deliveries,

@@ -17,3 +17,4 @@ export const TooManyStreamsError = createError('VULNSCAN_SSE_TOO_MANY_STREAMS', 
 export const ScheduleError = createError('VULNSCAN_SCHEDULE_INVALID', '%s', 400)
 export const SchedulerUnavailableError = createError('VULNSCAN_SCHEDULER_UNAVAILABLE', 'The schedule was saved but the scheduler is unavailable; it takes effect when a worker starts. Try again shortly', 503)
 export const WebhookUrlError = createError('VULNSCAN_WEBHOOK_URL_REFUSED', '%s', 400)
+export const TagError = createError('VULNSCAN_HOST_INVALID_TAGS', '%s', 400)

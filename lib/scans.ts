@@ -4,14 +4,19 @@ import type { Target, TemplateName } from './scanner/types'
 import { countHosts, parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
 import type { ScanRecord } from './store/types'
-import { normalizeAddress } from './addresses'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
+import { tagSet } from './tags'
 
 export interface ScanRequestInput {
   id?: string
-  targets: Target[]
+  /** May be absent or empty when `targetTags` names the hosts. */
+  targets?: Target[]
   options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
+  /** Tags added to every host the scan finds up. */
+  tags?: string[]
+  /** The scan also covers the known hosts carrying any of these tags when it is planned. */
+  targetTags?: string[]
 }
 
 export interface ScanLimits {
@@ -26,10 +31,14 @@ export function scanLimits (config: { MAX_TARGETS: number, MAX_HOSTS: number, SC
 
 /** The first problem with a request the schema accepted, as a sentence naming the field, or null. */
 export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): { message: string, scope: boolean } | null {
-  if (req.targets.length > limits.maxTargets) {
-    return { message: `targets has ${req.targets.length} items, more than the limit of ${limits.maxTargets}`, scope: false }
+  const targets = req.targets ?? []
+  if (targets.length === 0 && (req.targetTags ?? []).length === 0) {
+    return { message: 'targets: a scan needs at least one target, or targetTags naming tagged hosts to scan', scope: false }
   }
-  for (const [i, target] of req.targets.entries()) {
+  if (targets.length > limits.maxTargets) {
+    return { message: `targets has ${targets.length} items, more than the limit of ${limits.maxTargets}`, scope: false }
+  }
+  for (const [i, target] of targets.entries()) {
     const problem = validateTarget(target, { maxHosts: limits.maxHosts })
     if (problem !== null) return { message: `targets[${i}].value: ${problem}`, scope: false }
     const outOfScope = scopeError(target, limits.scope)
@@ -37,7 +46,7 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
   }
   // Counted, never expanded: overlapping blocks are merged arithmetically, so the check costs the same for
   // 256 copies of a /20 as for one.
-  const hosts = countHosts(req.targets)
+  const hosts = countHosts(targets)
   if (hosts > BigInt(limits.maxHosts)) {
     return { message: `targets cover ${hosts} hosts, more than the limit of ${limits.maxHosts} (MAX_HOSTS)`, scope: false }
   }
@@ -58,17 +67,25 @@ export function scanRequestProblem (req: ScanRequestInput, limits: ScanLimits): 
   return null
 }
 
-/** The record stored when a scan is accepted; its requestHash recognises a re-post of the same scan. */
+/**
+ * The record stored when a scan is accepted; its requestHash recognises a re-post of the same scan. Tags are
+ * part of the request (the same id with other tags is another request) and are hashed only when named, so a
+ * scan without them keeps the hash it had before tags existed.
+ */
 export function newScanRecord (req: ScanRequestInput, createdBy: string, now = new Date()): ScanRecord {
+  const tags = tagSet(req.tags ?? [])
+  const targetTags = tagSet(req.targetTags ?? [])
   const normalized = {
-    targets: req.targets.map((t) => ({ value: t.value, type: t.type })),
+    targets: (req.targets ?? []).map((t) => ({ value: t.value, type: t.type })),
     template: req.options?.template ?? DEFAULT_TEMPLATE,
     ports: req.options?.ports,
     // Only what the request says: a request without these hashes as it did before they existed.
     udp: req.options?.udp,
     udpPorts: req.options?.udpPorts,
     discovery: req.options?.discovery,
-    priority: req.priority ?? DEFAULT_PRIORITY
+    priority: req.priority ?? DEFAULT_PRIORITY,
+    ...(tags.length > 0 ? { tags } : {}),
+    ...(targetTags.length > 0 ? { targetTags } : {})
   }
   return {
     id: req.id ?? randomUUID(),
@@ -79,22 +96,4 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 },
     createdBy
   }
-}
-
-/**
- * What makes two scans scans of the same targets: their target lists as sets, each value in one spelling (an
- * address in its canonical form, names and blocks in lower case), order and repeats aside. A scan diff's default
- * `against` is the previous completed scan with the same key.
- */
-export function targetsKey (targets: readonly Target[]): string {
-  const values = targets.map((t) => {
-    const v = t.value.trim().toLowerCase()
-    return `${t.type}:${t.type === 'single_ip' ? normalizeAddress(v) ?? v : v}`
-  })
-  return [...new Set(values)].sort().join('\n')
-}
-
-/** A fixed-length digest of targetsKey, for a store key. */
-export function targetsDigest (targets: readonly Target[]): string {
-  return createHash('sha256').update(targetsKey(targets)).digest('hex')
 }

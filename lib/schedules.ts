@@ -103,7 +103,9 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
         return
     }
     const s = claim.schedule
-    const record = newScanRecord({ id: scanId, targets: s.scan.targets, options: s.scan.options, priority: s.scan.priority ?? DEFAULT_PRIORITY }, s.createdBy)
+    const record = newScanRecord({
+      id: scanId, targets: s.scan.targets, options: s.scan.options, priority: s.scan.priority ?? DEFAULT_PRIORITY, tags: s.scan.tags, targetTags: s.scan.targetTags
+    }, s.createdBy)
     record.scheduleId = s.id
     if (s.keyScope !== undefined && s.keyScope.length > 0) record.keyScope = [...s.keyScope]
     const { created } = await store.createScan(record)

@@ -23,8 +23,13 @@ export default fp(async function backendsPlugin (fastify) {
   }
   fastify.decorate('backends', backends)
   fastify.decorate('store', backends.store)
-  // Clients page through hosts far more often than scans write them.
-  fastify.decorate('results', withHostPageCache(backends.results))
+  // Clients page through hosts far more often than scans write them. On Redis every process announces its host
+  // writes on the invalidation channel, so the revision is read only after one (or while the channel is down).
+  const results = withHostPageCache(backends.results, backends.kind === 'redis' ? { channel: backends.invalidation } : {})
+  fastify.decorate('results', results)
   fastify.decorate('scanQueue', backends.queue)
-  fastify.addHook('onClose', async () => { await backends.close() })
+  fastify.addHook('onClose', async () => {
+    results.close()
+    await backends.close()
+  })
 }, { name: 'backends', dependencies: ['env'] })

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OFFSET_MAX, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
+import { tagFilter } from './tags'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
@@ -96,7 +97,8 @@ const findingFilterProperties = {
 export const FindingListQuerySchema = Type.Object({
   ...findingFilterProperties,
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
-  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`', examples: ['scan-1'] }))
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`. E.g. `scan-1`' })),
+  tag: tagFilter('Only findings on hosts carrying this tag')
 }, { additionalProperties: false })
 
 export const HostFindingQuerySchema = Type.Object(findingFilterProperties, { additionalProperties: false })

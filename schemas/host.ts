@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
+import { tagFilter, TagSchema } from './tags'
 
 export const TlsInfoSchema = Type.Object({
   protocol: Type.Optional(Type.String()),
@@ -46,7 +47,8 @@ function hostProperties (port: TSchema, maxSeverity: TSchema = Type.Union([Type.
     rttMs: Type.Optional(Type.Number()),
     ports: Type.Array(port, { description: PORTS_DESCRIPTION }),
     findingsCount: Type.Integer({ minimum: 0, description: 'Findings that stand: neither fixed nor marked false positive' }),
-    maxSeverity
+    maxSeverity,
+    tags: Type.Array(ref(TagSchema), { description: 'The host\'s tags, in code-unit order: set with PUT /host/{address}/tags, added to by scans that name `tags` (a scan never removes one)', examples: [['prod', 'team:web']] })
   }
 }
 
@@ -75,7 +77,8 @@ export const HostListQuerySchema = Type.Object({
   product: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only hosts with an open port running this product, e.g. `OpenSSH` (case-insensitive)' })),
   minSeverity: Type.Optional(StringEnum(['none', 'low', 'medium', 'high', 'critical'], { description: 'Only hosts whose most severe standing finding is at least this severe' })),
   hasFindings: Type.Optional(Type.Boolean({ description: 'true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without' })),
-  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now', examples: ['scan-1'] })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now, e.g. `scan-1`' })),
+  tag: tagFilter('Only hosts carrying this tag'),
   sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))
 }, { additionalProperties: false })

@@ -4,6 +4,7 @@ import { DataSourcesSchema, HealthSchema } from './health'
 import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
 import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
+import { HostTagsPatchSchema, HostTagsSchema, TagSchema } from './tags'
 import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
 import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookSchema } from './webhook'
 import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
@@ -18,6 +19,7 @@ export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
   ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema,
+  TagSchema, HostTagsSchema, HostTagsPatchSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
 import { DataSourcesSchema } from './health'
+import { tagList } from './tags'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, SCAN_STATUSES, TEMPLATE_NAMES } from '../lib/vocabulary'
 
 export const TargetSchema = Type.Object({
@@ -11,20 +12,33 @@ export const TargetSchema = Type.Object({
 export const ScanOptionsSchema = Type.Object({
   template: Type.Optional(StringEnum([...TEMPLATE_NAMES], { default: DEFAULT_TEMPLATE, description: 'quick: top 100 ports plus modern services, light detection; standard: top 1000, full detection; full: all 65535 ports; discovery: quick\'s ports, no detection, no CVE matching' })),
   ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] })),
-  udp: Type.Optional(Type.Boolean({ default: false, description: 'Also scan UDP: the template\'s UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)' })),
+  udp: Type.Optional(Type.Boolean({ description: 'Also scan UDP (absent: no, unless `udpPorts` is given): the template\'s UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)' })),
   udpPorts: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'UDP ports to scan instead of the template\'s; implies `udp` unless it is false', examples: ['53,123,161'] })),
   discovery: Type.Optional(Type.Boolean({ default: true, description: 'Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)' }))
 }, { $id: 'ScanOptions', additionalProperties: false })
 
+/** What a scan body says about tags: in POST /app/scan and in a schedule's scan. */
+export const ScanTagProperties = {
+  tags: Type.Optional(tagList('Tags added to every host the scan finds up (tags those hosts have stay)')),
+  targetTags: Type.Optional(tagList('The scan also covers every known host carrying any of these tags, looked up when the scan is planned ' +
+    '(so each run of a schedule picks up the hosts tagged then), within the scope lists and this key\'s scope like any target. ' +
+    'With no `targets`, tags that name no host are a 400 at POST, and a failed scan when the hosts lost the tags before it was planned'))
+}
+
 export const ScanRequestSchema = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Client-chosen scan id (a UUID is generated when absent). Posting the same id and body again is a no-op; the same id with another body is a 409.' })),
-  targets: Type.Array(ref(TargetSchema), { minItems: 1, description: 'What to scan (at most MAX_TARGETS entries)' }),
+  targets: Type.Optional(Type.Array(ref(TargetSchema), { description: 'What to scan (at most MAX_TARGETS entries); may be left out when `targetTags` names the hosts' })),
   options: Type.Optional(ref(ScanOptionsSchema)),
-  priority: Type.Optional(Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, default: DEFAULT_PRIORITY, description: `Queue priority from ${PRIORITY_MIN} (least urgent) to ${PRIORITY_MAX} (most urgent, started first); default ${DEFAULT_PRIORITY}` }))
+  priority: Type.Optional(Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, default: DEFAULT_PRIORITY, description: `Queue priority from ${PRIORITY_MIN} (least urgent) to ${PRIORITY_MAX} (most urgent, started first); default ${DEFAULT_PRIORITY}` })),
+  ...ScanTagProperties
 }, {
   $id: 'ScanRequest',
   additionalProperties: false,
-  examples: [{ id: 'scan-1', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: DEFAULT_TEMPLATE }, priority: DEFAULT_PRIORITY }]
+  description: 'At least one of `targets` and `targetTags` must name something to scan.',
+  examples: [
+    { id: 'scan-1', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: DEFAULT_TEMPLATE }, priority: DEFAULT_PRIORITY },
+    { id: 'web-weekly', targetTags: ['team:web'], tags: ['scanned:weekly'] }
+  ]
 })
 export type ScanRequest = Static<typeof ScanRequestSchema>
 
@@ -74,7 +88,9 @@ export const ScanSchema = Type.Object({
   reason: Type.Optional(Type.String({ description: 'Why the scan failed or was cancelled' })),
   progress: ref(ScanProgressSchema),
   summary: Type.Optional(ref(ScanSummarySchema)),
-  scheduleId: Type.Optional(Type.String({ description: 'The schedule that started the scan (GET /app/schedule/{id}), when one did' }))
+  scheduleId: Type.Optional(Type.String({ description: 'The schedule that started the scan (GET /app/schedule/{id}), when one did' })),
+  tags: Type.Optional(Type.Array(Type.String(), { description: 'Tags the scan adds to every host it finds up' })),
+  targetTags: Type.Optional(Type.Array(Type.String(), { description: 'Tags whose hosts the scan also covers (looked up when it was planned)' }))
 }, { $id: 'Scan' })
 
 export const PageScanSchema = pageOf(ScanSchema, 'PageScan')

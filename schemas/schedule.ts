@@ -1,19 +1,22 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ListQueryProperties, pageOf, ref } from './common'
-import { ScanOptionsSchema, TargetSchema } from './scan'
+import { ScanOptionsSchema, ScanTagProperties, TargetSchema } from './scan'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN } from '../lib/vocabulary'
 
 const EXAMPLE_SCAN = { targets: [{ value: '192.0.2.0/28', type: 'cidr' }], options: { template: DEFAULT_TEMPLATE }, priority: DEFAULT_PRIORITY }
 
 export const ScheduledScanSchema = Type.Object({
-  targets: Type.Array(ref(TargetSchema), { minItems: 1, description: 'What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan' }),
+  targets: Type.Optional(Type.Array(ref(TargetSchema), { description: 'What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan; may be left out when `targetTags` names the hosts' })),
   options: Type.Optional(ref(ScanOptionsSchema)),
-  priority: Type.Optional(Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, default: DEFAULT_PRIORITY, description: `Queue priority from ${PRIORITY_MIN} (least urgent) to ${PRIORITY_MAX} (most urgent)` }))
+  priority: Type.Optional(Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX, default: DEFAULT_PRIORITY, description: `Queue priority from ${PRIORITY_MIN} (least urgent) to ${PRIORITY_MAX} (most urgent)` })),
+  ...ScanTagProperties
 }, {
   $id: 'ScheduledScan',
   additionalProperties: false,
-  description: 'The scan each run starts: the body of POST /app/scan without an id (each run\'s scan gets its own)',
-  examples: [EXAMPLE_SCAN]
+  description: 'The scan each run starts: the body of POST /app/scan without an id (each run\'s scan gets its own). `targetTags` are ' +
+    'looked up at each run, so a schedule follows the hosts as they are tagged; a run whose tags name no host (and that has no ' +
+    '`targets`) starts a scan that fails saying so.',
+  examples: [EXAMPLE_SCAN, { targetTags: ['prod'], tags: ['nightly'], options: { template: DEFAULT_TEMPLATE } }]
 })
 
 export const CronExpressionSchema = Type.String({

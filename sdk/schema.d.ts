@@ -199,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Post a scan
-         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. `targetTags` add the known hosts carrying those tags, looked up when the scan is planned; `tags` are added to every host it finds up. Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         post: operations["createScan"];
         delete?: never;
@@ -386,6 +386,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/host/{address}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a host's tags
+         * @description Replaces the host's tags with those in the body (`[]` removes them all). Later scans keep them: a scan only adds the tags its body names. The `tag` filter of GET /host, GET /vulnerability and the CSV export, and the `targetTags` of a scan or schedule, read them. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        put: operations["setHostTags"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Add and remove some of a host's tags
+         * @description Adds the tags of `add` and removes those of `remove`, keeping the others, in one step (two clients changing different tags lose neither change). A host that would carry more than the limit is a 400. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         */
+        patch: operations["changeHostTags"];
         trace?: never;
     };
     "/host/{address}/vulnerability": {
@@ -668,10 +692,7 @@ export interface components {
              * @example 22,80,443,8000-8100
              */
             ports?: string;
-            /**
-             * @description Also scan UDP: the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)
-             * @default false
-             */
+            /** @description Also scan UDP (absent: no, unless `udpPorts` is given): the template's UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries) */
             udp?: boolean;
             /**
              * @description UDP ports to scan instead of the template's; implies `udp` unless it is false
@@ -685,6 +706,7 @@ export interface components {
             discovery?: boolean;
         };
         /**
+         * @description At least one of `targets` and `targetTags` must name something to scan.
          * @example {
          *       "id": "scan-1",
          *       "targets": [
@@ -698,18 +720,31 @@ export interface components {
          *       },
          *       "priority": 3
          *     }
+         * @example {
+         *       "id": "web-weekly",
+         *       "targetTags": [
+         *         "team:web"
+         *       ],
+         *       "tags": [
+         *         "scanned:weekly"
+         *       ]
+         *     }
          */
         ScanRequest: {
             /** @description Client-chosen scan id (a UUID is generated when absent). Posting the same id and body again is a no-op; the same id with another body is a 409. */
             id?: string;
-            /** @description What to scan (at most MAX_TARGETS entries) */
-            targets: components["schemas"]["Target"][];
+            /** @description What to scan (at most MAX_TARGETS entries); may be left out when `targetTags` names the hosts */
+            targets?: components["schemas"]["Target"][];
             options?: components["schemas"]["ScanOptions"];
             /**
              * @description Queue priority from 1 (least urgent) to 5 (most urgent, started first); default 3
              * @default 3
              */
             priority?: number;
+            /** @description Tags added to every host the scan finds up (tags those hosts have stay) (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            tags?: components["schemas"]["Tag"][];
+            /** @description The scan also covers every known host carrying any of these tags, looked up when the scan is planned (so each run of a schedule picks up the hosts tagged then), within the scope lists and this key's scope like any target. With no `targets`, tags that name no host are a 400 at POST, and a failed scan when the hosts lost the tags before it was planned (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            targetTags?: components["schemas"]["Tag"][];
         };
         ScanAck: {
             /** @enum {string} */
@@ -779,6 +814,10 @@ export interface components {
             summary?: components["schemas"]["ScanSummary"];
             /** @description The schedule that started the scan (GET /app/schedule/{id}), when one did */
             scheduleId?: string;
+            /** @description Tags the scan adds to every host it finds up */
+            tags?: string[];
+            /** @description Tags whose hosts the scan also covers (looked up when it was planned) */
+            targetTags?: string[];
         };
         PageScan: {
             items: components["schemas"]["Scan"][];
@@ -831,6 +870,44 @@ export interface components {
                 };
             };
         };
+        /**
+         * @description A host tag: lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters. Tags group hosts (`prod`, `dmz`, `team:web`, `pci-dss`) for filters and scans.
+         * @example prod
+         * @example team:web
+         * @example pci-dss
+         * @example rack-3.b
+         */
+        Tag: string;
+        /**
+         * @description A host's whole tag set
+         * @example {
+         *       "tags": [
+         *         "prod",
+         *         "team:web"
+         *       ]
+         *     }
+         */
+        HostTags: {
+            /** @description The host's tags from now on, replacing those it has; `[]` removes them all. A tag named twice is kept once (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            tags: components["schemas"]["Tag"][];
+        };
+        /**
+         * @description Tags to add to a host and to remove from it, in one step: a concurrent change to other tags is kept. A host carries at most 32 tags.
+         * @example {
+         *       "add": [
+         *         "pci-dss"
+         *       ],
+         *       "remove": [
+         *         "staging"
+         *       ]
+         *     }
+         */
+        HostTagsPatch: {
+            /** @description Tags to add (those the host has stay) (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            add?: components["schemas"]["Tag"][];
+            /** @description Tags to remove (a tag the host does not have is ignored); a tag both added and removed is added (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            remove?: components["schemas"]["Tag"][];
+        };
         TlsInfo: {
             protocol?: string;
             subject?: string;
@@ -873,6 +950,14 @@ export interface components {
             findingsCount: number;
             /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
             maxSeverity: string | null;
+            /**
+             * @description The host's tags, in code-unit order: set with PUT /host/{address}/tags, added to by scans that name `tags` (a scan never removes one)
+             * @example [
+             *       "prod",
+             *       "team:web"
+             *     ]
+             */
+            tags: components["schemas"]["Tag"][];
         };
         HostPortBrief: {
             port: number;
@@ -903,6 +988,14 @@ export interface components {
             findingsCount: number;
             /** @description Severity of the most severe standing finding (critical, high, medium, low, none or unknown); null without one */
             maxSeverity: string | null;
+            /**
+             * @description The host's tags, in code-unit order: set with PUT /host/{address}/tags, added to by scans that name `tags` (a scan never removes one)
+             * @example [
+             *       "prod",
+             *       "team:web"
+             *     ]
+             */
+            tags: components["schemas"]["Tag"][];
         };
         PageHost: {
             items: components["schemas"]["HostBrief"][];
@@ -1185,7 +1278,7 @@ export interface components {
          */
         TimeZone: string;
         /**
-         * @description The scan each run starts: the body of POST /app/scan without an id (each run's scan gets its own)
+         * @description The scan each run starts: the body of POST /app/scan without an id (each run's scan gets its own). `targetTags` are looked up at each run, so a schedule follows the hosts as they are tagged; a run whose tags name no host (and that has no `targets`) starts a scan that fails saying so.
          * @example {
          *       "targets": [
          *         {
@@ -1198,16 +1291,31 @@ export interface components {
          *       },
          *       "priority": 3
          *     }
+         * @example {
+         *       "targetTags": [
+         *         "prod"
+         *       ],
+         *       "tags": [
+         *         "nightly"
+         *       ],
+         *       "options": {
+         *         "template": "quick"
+         *       }
+         *     }
          */
         ScheduledScan: {
-            /** @description What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan */
-            targets: components["schemas"]["Target"][];
+            /** @description What to scan (at most MAX_TARGETS entries), checked as for POST /app/scan; may be left out when `targetTags` names the hosts */
+            targets?: components["schemas"]["Target"][];
             options?: components["schemas"]["ScanOptions"];
             /**
              * @description Queue priority from 1 (least urgent) to 5 (most urgent)
              * @default 3
              */
             priority?: number;
+            /** @description Tags added to every host the scan finds up (tags those hosts have stay) (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            tags?: components["schemas"]["Tag"][];
+            /** @description The scan also covers every known host carrying any of these tags, looked up when the scan is planned (so each run of a schedule picks up the hosts tagged then), within the scope lists and this key's scope like any target. With no `targets`, tags that name no host are a 400 at POST, and a failed scan when the hosts lost the tags before it was planned (at most 32; lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters) */
+            targetTags?: components["schemas"]["Tag"][];
         };
         /**
          * @example {
@@ -3871,11 +3979,10 @@ export interface operations {
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                 /** @description true: only hosts with standing findings (neither fixed nor false positive); false: only hosts without */
                 hasFindings?: boolean;
-                /**
-                 * @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now
-                 * @example scan-1
-                 */
+                /** @description Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now, e.g. `scan-1` */
                 scanId?: string;
+                /** @description Only hosts carrying this tag, e.g. `prod` */
+                tag?: string;
                 /** @description Sort key; addresses sort numerically, IPv4 before IPv6 */
                 sort?: "lastSeen" | "address" | "findings" | "severity";
                 /** @description Default: ascending for address, descending for the others */
@@ -4110,6 +4217,210 @@ export interface operations {
             };
         };
     };
+    setHostTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An IPv4 or IPv6 address
+                 * @example 127.0.0.1
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostTags"];
+            };
+        };
+        responses: {
+            /** @description The host with its new tags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Host"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeHostTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An IPv4 or IPv6 address
+                 * @example 127.0.0.1
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostTagsPatch"];
+            };
+        };
+        responses: {
+            /** @description The host with its new tags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Host"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listHostFindings: {
         parameters: {
             query?: {
@@ -4231,11 +4542,10 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */
                 host?: string;
-                /**
-                 * @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`
-                 * @example scan-1
-                 */
+                /** @description Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`. E.g. `scan-1` */
                 scanId?: string;
+                /** @description Only findings on hosts carrying this tag, e.g. `prod` */
+                tag?: string;
             };
             header?: never;
             path?: never;

@@ -380,3 +380,228 @@ export function sshd (): DaemonSpec {
 
 /** inetutils telnetd, run per connection as inetd would (startInetd). */
 export const telnetd = { pkg: 'inetutils-telnetd', binary: '/usr/sbin/telnetd' }
+
+/** DNS on its own port: the daemon's address is its own, so 53 is free there. */
+export const DNS_PORT = 53
+
+/** BIND 9, authoritative for nothing, answering `version.bind` as shipped (Debian leaves it on). */
+export function named (): DaemonSpec {
+  return {
+    pkg: 'bind9',
+    binary: '/usr/sbin/named',
+    // named listens on the addresses its interfaces hold, not on any it is told.
+    interfaceAddress: true,
+    files: ({ host, dir }) => ({
+      'named.conf': ['options {', `  directory "${dir}";`, `  listen-on port ${DNS_PORT} { ${host}; };`, '  listen-on-v6 { none; };',
+        '  pid-file none;', '  session-keyfile none;', '  recursion no;', '  dnssec-validation no;', '};',
+        // No rndc channel: its default would listen on 127.0.0.1:953.
+        'controls { };', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-g', '-c', path.join(dir, 'named.conf')],
+    ready: async ({ host }) => await accepts(host, DNS_PORT),
+    startMs: 20_000
+  }
+}
+
+/** rpcbind answers only on 111 (clients know no other port); the daemon's address is its own. */
+export const RPCBIND_PORT = 111
+
+/**
+ * rpcbind binds TCP and UDP on every address from /etc/netconfig, whatever it is told (`-h` limits
+ * UDP only). So it is socket-activated: systemd-socket-activate listens on the daemon's address and
+ * hands that socket over, and rpcbind itself runs in a network namespace of its own (its other
+ * sockets reach nobody) with a private /run (its lock file and local socket).
+ */
+export function rpcbind (): DaemonSpec {
+  return {
+    pkg: 'rpcbind',
+    binary: '/usr/bin/systemd-socket-activate',
+    args: ({ host }) => ['-l', `${host}:${RPCBIND_PORT}`, 'unshare', '--net', '--mount', 'sh', '-c',
+      'mount -t tmpfs none /run && exec /usr/sbin/rpcbind -f'],
+    ready: async ({ host }) => await accepts(host, RPCBIND_PORT)
+  }
+}
+
+/** SMB over direct TCP on its own port, on the daemon's address alone. */
+export const SMB_PORT = 445
+
+/** Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory. */
+export function smbd (): DaemonSpec {
+  return {
+    pkg: 'samba',
+    binary: '/usr/sbin/smbd',
+    // smbd listens on the addresses its interfaces hold (`interfaces` names which).
+    interfaceAddress: true,
+    prepare: () => [['mkdir', ['-p', 'ncalrpc']]],
+    files: ({ host, dir }) => ({
+      'smb.conf': ['[global]', `  interfaces = ${host}`, '  bind interfaces only = yes', `  smb ports = ${SMB_PORT}`, '  disable netbios = yes',
+        '  server role = standalone server', '  netbios name = VULNSCANTEST', '  workgroup = VULNSCAN',
+        ...['pid directory', 'lock directory', 'state directory', 'cache directory', 'private dir'].map((k) => `  ${k} = ${dir}`),
+        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`, ''].join('\n')
+    }),
+    // A process group of its own (no --no-process-group): smbd signals its whole group when it stops.
+    args: ({ dir }) => ['--foreground', '--debug-stdout', '-s', path.join(dir, 'smb.conf')],
+    ready: async ({ host }) => await accepts(host, SMB_PORT),
+    startMs: 20_000
+  }
+}
+
+/**
+ * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed): Postfix is
+ * a mail transport agent, as is the Exim other tests need. Inside the project (`.cache/debs`, not committed).
+ */
+export const UNPACKED_DEBS = process.env.VULNSCAN_UNPACKED_DEBS ?? path.join(__dirname, '..', '..', '.cache', 'debs')
+
+/** Postfix from its unpacked package: master and smtpd only, on the daemon's address, logging into its directory. */
+export function postfix (): DaemonSpec {
+  const root = path.join(UNPACKED_DEBS, 'postfix')
+  const libs = path.join(root, 'usr/lib/postfix')
+  return {
+    pkg: 'postfix',
+    binary: path.join(libs, 'sbin/master'),
+    // Postfix, like named, takes inet_interfaces only from the addresses interfaces hold.
+    interfaceAddress: true,
+    // Its unprivileged services reach their sockets and data through the directory.
+    prepare: () => [['chmod', ['755', '.']], ['mkdir', ['-p', 'queue/pid', 'queue/private', 'queue/public', 'data']],
+      ['chown', ['nobody', 'queue/private', 'queue/public', 'data']], ['touch', ['dynamicmaps.cf']]],
+    files: ({ host, port, dir }) => ({
+      'main.cf': ['compatibility_level = 3.6', `queue_directory = ${path.join(dir, 'queue')}`, `data_directory = ${path.join(dir, 'data')}`,
+        `daemon_directory = ${path.join(libs, 'sbin')}`, `shlib_directory = ${libs}`, `meta_directory = ${dir}`,
+        `command_directory = ${path.join(root, 'usr/sbin')}`,
+        // Unprivileged users of the base system: the package's own postfix user is never created.
+        'mail_owner = nobody', 'default_privs = daemon', 'setgid_group = mail',
+        // No lookups behind smtpd (they would need the proxymap service): nothing is ever delivered.
+        'local_recipient_maps =', 'alias_maps =', 'myhostname = mx.vulnscan.test', `inet_interfaces = ${host}`, 'inet_protocols = ipv4',
+        `maillog_file_prefixes = ${dir}`, `maillog_file = ${path.join(dir, 'maillog')}`,
+        // master starts its children with a clean environment: they need the unpacked libraries too.
+        `import_environment = MAIL_CONFIG LD_LIBRARY_PATH=${libs}`, ''].join('\n'),
+      'master.cf': [`${host}:${port} inet n - n - - smtpd`, 'anvil unix - - n - 1 anvil', 'postlog unix-dgram n - n - 1 postlogd', ''].join('\n')
+    }),
+    env: () => ({ LD_LIBRARY_PATH: libs }),
+    args: ({ dir }) => ['-d', '-c', dir]
+  }
+}
+
+/**
+ * TigerVNC's X server with RFB on the daemon's address, no authentication, no X11 over TCP or a
+ * filesystem socket (its abstract one is local only). The display number comes from the port, so two
+ * runs side by side do not share one.
+ */
+export function xtigervnc (): DaemonSpec {
+  return {
+    pkg: 'tigervnc-standalone-server',
+    binary: '/usr/bin/Xtigervnc',
+    args: ({ host, port }) => [`:${1000 + (port % 20000)}`, '-rfbport', String(port), '-interface', host, '-SecurityTypes', 'None',
+      '-nolisten', 'tcp', '-nolisten', 'unix', '-geometry', '640x480']
+  }
+}
+
+/** InfluxDB 1.x: HTTP API on the daemon's port, its RPC service on the neighbour port, usage reporting off. */
+export function influxd (): DaemonSpec {
+  return {
+    pkg: 'influxdb',
+    binary: '/usr/bin/influxd',
+    files: ({ host, port, dir }) => ({
+      'influxdb.conf': ['reporting-enabled = false', `bind-address = "${host}:${neighbourPort(port)}"`, '[meta]', `  dir = "${path.join(dir, 'meta')}"`,
+        '[data]', `  dir = "${path.join(dir, 'data')}"`, `  wal-dir = "${path.join(dir, 'wal')}"`, '[http]', `  bind-address = "${host}:${port}"`, ''].join('\n')
+    }),
+    args: ({ dir }) => ['run', '-config', path.join(dir, 'influxdb.conf')],
+    startMs: 20_000
+  }
+}
+
+/** xrdp in the foreground on the daemon's address, offering TLS (a throwaway certificate) or standard RDP security. */
+export function xrdp (): DaemonSpec {
+  return {
+    pkg: 'xrdp',
+    binary: '/usr/sbin/xrdp',
+    prepare: () => [['openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '5',
+      '-subj', '/CN=rdp.vulnscan.test']]],
+    files: ({ host, port, dir }) => ({
+      'xrdp.ini': ['[Globals]', 'ini_version=1', 'fork=true', `port=tcp://${host}:${port}`, 'security_layer=negotiate',
+        `certificate=${path.join(dir, 'cert.pem')}`, `key_file=${path.join(dir, 'key.pem')}`, 'ssl_protocols=TLSv1.2, TLSv1.3',
+        '[Logging]', `LogFile=${path.join(dir, 'xrdp.log')}`, 'LogLevel=WARNING', 'EnableSyslog=false', ''].join('\n')
+    }),
+    args: ({ dir }) => ['--nodaemon', '--config', path.join(dir, 'xrdp.ini')]
+  }
+}
+
+/**
+ * Courier-IMAP from its unpacked packages (courier-imap conflicts with the installed Dovecot): its
+ * pre-login server imaplogin, run per connection as its couriertcpd would (startInetd), with the
+ * libraries of the unpacked courier-authlib, courier-base and their dependencies. Nobody logs in.
+ */
+export function courierImap (): { pkg: string, binary: string, args: string[], imaplogin: string } {
+  const root = path.join(UNPACKED_DEBS, 'courier-imap')
+  const libs = ['usr/lib', 'usr/lib/courier-authlib', 'usr/lib/x86_64-linux-gnu'].map((d) => path.join(root, d)).join(':')
+  const imaplogin = path.join(root, 'usr/lib/courier/courier/imaplogin')
+  return {
+    pkg: 'courier-imap',
+    binary: '/usr/bin/env',
+    args: [`LD_LIBRARY_PATH=${libs}`, 'TCPREMOTEIP=127.0.0.1', imaplogin, path.join(root, 'usr/lib/courier-authlib/authlib'), path.join(root, 'usr/bin/imapd')],
+    imaplogin
+  }
+}
+
+/** ActiveMQ 5 with one OpenWire connector on the daemon's address, no persistence, no JMX (its RMI port would listen on every address). */
+export function activemq (): DaemonSpec {
+  return {
+    pkg: 'activemq',
+    binary: '/usr/bin/java',
+    prepare: () => [['mkdir', ['-p', 'data']]],
+    files: ({ host, port, dir }) => ({
+      'activemq.xml': ['<beans xmlns="http://www.springframework.org/schema/beans" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"',
+        '  xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans-2.0.xsd' +
+        ' http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">',
+        `  <broker xmlns="http://activemq.apache.org/schema/core" brokerName="vulnscan" persistent="false" useJmx="false" dataDirectory="${path.join(dir, 'data')}">`,
+        `    <transportConnectors><transportConnector name="openwire" uri="tcp://${host}:${port}"/></transportConnectors>`,
+        '  </broker>', '</beans>', ''].join('\n')
+    }),
+    args: ({ dir }) => ['-Xmx256m', '-Dactivemq.home=/usr/share/activemq', `-Dactivemq.base=${dir}`, `-Dactivemq.conf=${dir}`,
+      `-Dactivemq.data=${path.join(dir, 'data')}`, '-jar', '/usr/share/activemq/bin/activemq.jar', 'start', `xbean:file:${path.join(dir, 'activemq.xml')}`],
+    startMs: 90_000
+  }
+}
+
+/**
+ * Cyrus IMAP from its unpacked packages (cyrus-imapd conflicts with the installed Dovecot): its master
+ * with one imapd service on the daemon's address, running as nobody (the package's cyrus user is never
+ * created), state and mail spool in the daemon's directory.
+ */
+export function cyrusImapd (): DaemonSpec {
+  const root = path.join(UNPACKED_DEBS, 'cyrus-imapd')
+  const bin = path.join(root, 'usr/lib/cyrus/bin')
+  return {
+    pkg: 'cyrus-imapd',
+    binary: path.join(bin, 'master'),
+    prepare: () => [['chmod', ['755', '.']], ['mkdir', ['-p', 'lib/socket', 'lib/proc', 'lib/db', 'lib/log', 'lib/lock', 'spool']],
+      ['chown', ['-R', 'nobody', 'lib', 'spool']]],
+    files: ({ host, port, dir }) => ({
+      'imapd.conf': [`configdirectory: ${path.join(dir, 'lib')}`, `partition-default: ${path.join(dir, 'spool')}`, 'servername: imap.vulnscan.test',
+        'cyrus_user: nobody', 'cyrus_group: nogroup', 'sasl_pwcheck_method: auxprop', 'sasl_mech_list: PLAIN', ''].join('\n'),
+      'cyrus.conf': ['START {', '}', 'SERVICES {', `  imap cmd="${path.join(bin, 'imapd')} -C ${path.join(dir, 'imapd.conf')}" listen="${host}:${port}" prefork=0`,
+        '}', 'EVENTS {', '}', 'DAEMON {', '}', ''].join('\n')
+    }),
+    env: () => ({ LD_LIBRARY_PATH: path.join(root, 'usr/lib/x86_64-linux-gnu') }),
+    args: ({ dir }) => ['-C', path.join(dir, 'imapd.conf'), '-M', path.join(dir, 'cyrus.conf'), '-p', path.join(dir, 'master.pid')]
+  }
+}
+
+/** ClickHouse with its native TCP interface alone (no HTTP or interserver port) on the daemon's address; user `default` without a password. */
+export function clickhouse (): DaemonSpec {
+  return {
+    pkg: 'clickhouse-server',
+    binary: '/usr/sbin/clickhouse-server',
+    files: ({ host, port, dir }) => ({
+      'config.xml': ['<yandex>', '  <logger><level>warning</level><console>1</console></logger>', `  <listen_host>${host}</listen_host>`,
+        `  <tcp_port>${port}</tcp_port>`, `  <path>${dir}/data/</path>`, `  <tmp_path>${dir}/tmp/</tmp_path>`,
+        `  <user_files_path>${dir}/user_files/</user_files_path>`, `  <format_schema_path>${dir}/format_schemas/</format_schema_path>`,
+        `  <users_config>${path.join(dir, 'users.xml')}</users_config>`, '  <mark_cache_size>5368709</mark_cache_size>', '</yandex>', ''].join('\n'),
+      'users.xml': ['<yandex>', '  <profiles><default/></profiles>',
+        '  <users><default><password></password><networks><ip>127.0.0.0/8</ip></networks><profile>default</profile><quota>default</quota></default></users>',
+        '  <quotas><default/></quotas>', '</yandex>', ''].join('\n')
+    }),
+    args: ({ dir }) => [`--config-file=${path.join(dir, 'config.xml')}`],
+    startMs: 30_000
+  }
+}

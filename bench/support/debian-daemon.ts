@@ -33,6 +33,11 @@ export interface DaemonSpec {
   ready?: (ctx: DaemonContext) => Promise<boolean>
   /** How long the daemon may take to come up. */
   startMs?: number
+  /**
+   * The daemon listens only on addresses some interface holds (named, smbd enumerate interfaces
+   * instead of binding what they are told): its loopback address is added to `lo` for the run.
+   */
+  interfaceAddress?: boolean
 }
 
 export interface RunningDaemon extends DaemonContext {
@@ -84,9 +89,22 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
   const port = await freePort(host)
   const ctx: DaemonContext = { host, port, dir }
   for (const [name, content] of Object.entries(spec.files?.(ctx) ?? {})) writeFileSync(path.join(dir, name), content)
+  if (spec.interfaceAddress) {
+    const r = spawnSync('ip', ['addr', 'add', `${host}/32`, 'dev', 'lo'], { encoding: 'utf8' })
+    if (r.status !== 0) {
+      await rm(dir, { recursive: true, force: true })
+      throw new Error(`could not add ${host} to lo: ${r.stderr ?? r.error?.message}`)
+    }
+  }
+  const dropAddress = (): void => {
+    if (spec.interfaceAddress) spawnSync('ip', ['addr', 'del', `${host}/32`, 'dev', 'lo'])
+  }
   for (const [cmd, args] of spec.prepare?.(ctx) ?? []) {
     const r = spawnSync(cmd, args, { cwd: dir, encoding: 'utf8' })
-    if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr ?? r.error?.message}`)
+    if (r.status !== 0) {
+      dropAddress()
+      throw new Error(`${cmd} failed: ${r.stderr ?? r.error?.message}`)
+    }
   }
   const env = { ...process.env, ...(spec.env?.(ctx) ?? {}) }
   const child: ChildProcess = spawn(spec.binary, spec.args(ctx), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -103,6 +121,7 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
       await exited
       clearTimeout(timer)
     }
+    dropAddress()
     await rm(dir, { recursive: true, force: true })
   }
   live.add(stop)

@@ -177,6 +177,55 @@ export const LAB: LabDaemon[] = [
     name: 'telnetd', ...specs.telnetd, start: async () => await startInetd(specs.telnetd),
     ports: (d) => one(d.port, 'inetutils telnetd (per connection)', { service: 'telnet', version: 'none' }),
     self: { cmd: '/usr/sbin/telnetd', args: ['--version'], pattern: /inetutils\) (\S+)/ }
+  },
+  {
+    name: 'BIND', ...pick(specs.named()), start: async () => await startDaemon(specs.named()),
+    ports: () => one(specs.DNS_PORT, 'named (DNS over TCP)', { service: 'dns', product: 'ISC BIND', version: 'full' }),
+    self: { cmd: '/usr/sbin/named', args: ['-v'], pattern: /BIND (\d+\.\d+\.\d+)/ }
+  },
+  {
+    name: 'Samba', ...pick(specs.smbd()), start: async () => await startDaemon(specs.smbd()),
+    ports: () => one(specs.SMB_PORT, 'smbd (SMB2)', { service: 'smb', product: 'Samba', version: 'none' }),
+    self: { cmd: '/usr/sbin/smbd', args: ['--version'], pattern: /Version (\d+\.\d+\.\d+)/ }
+  },
+  {
+    name: 'rpcbind', pkg: 'rpcbind', binary: '/usr/sbin/rpcbind', start: async () => await startDaemon(specs.rpcbind()),
+    ports: () => one(specs.RPCBIND_PORT, 'rpcbind', { service: 'rpcbind', version: 'none' })
+  },
+  {
+    name: 'Postfix', ...pick(specs.postfix()), start: async () => await startDaemon(specs.postfix()),
+    ports: (d) => one(d.port, 'postfix (smtpd, unpacked)', { service: 'smtp', product: 'Postfix', version: 'none' })
+  },
+  {
+    name: 'TigerVNC', ...pick(specs.xtigervnc()), start: async () => await startDaemon(specs.xtigervnc()),
+    ports: (d) => one(d.port, 'Xtigervnc', { service: 'vnc', version: 'none' })
+  },
+  {
+    name: 'xrdp', ...pick(specs.xrdp()), start: async () => await startDaemon(specs.xrdp()),
+    ports: (d) => one(d.port, 'xrdp', { service: 'rdp', version: 'none' })
+  },
+  {
+    name: 'InfluxDB', ...pick(specs.influxd()), start: async () => await startDaemon(specs.influxd()),
+    ports: (d) => one(d.port, 'influxd (HTTP API)', { service: 'http', product: 'InfluxDB', version: 'full' }),
+    self: { cmd: '/usr/bin/influxd', args: ['version'], pattern: /InfluxDB v(\S+)/ }
+  },
+  {
+    name: 'Courier IMAP', pkg: 'courier-imap', binary: specs.courierImap().imaplogin, start: async () => await startInetd(specs.courierImap()),
+    ports: (d) => one(d.port, 'Courier imaplogin (per connection, unpacked)', { service: 'imap', product: 'Courier Imapd', version: 'none' })
+  },
+  {
+    name: 'ActiveMQ', ...pick(specs.activemq()), binary: '/usr/share/activemq/bin/activemq.jar', start: async () => await startDaemon(specs.activemq()),
+    ports: (d) => one(d.port, 'activemq (OpenWire)', { service: 'openwire', product: 'Apache ActiveMQ', version: 'full' })
+  },
+  {
+    name: 'Cyrus IMAP', ...pick(specs.cyrusImapd()), start: async () => await startDaemon(specs.cyrusImapd()),
+    ports: (d) => one(d.port, 'Cyrus master + imapd (unpacked)', { service: 'imap', product: 'Cyrus imapd', version: 'full' }),
+    // imapd states no version of its own; the unpacked package's changelog does (dpkg knows nothing of it).
+    self: { cmd: 'zcat', args: [`${specs.UNPACKED_DEBS}/cyrus-imapd/usr/share/doc/cyrus-common/changelog.Debian.gz`], pattern: /^cyrus-imapd \((\d+\.\d+\.\d+)/ }
+  },
+  {
+    name: 'ClickHouse', ...pick(specs.clickhouse()), start: async () => await startDaemon(specs.clickhouse()),
+    ports: (d) => one(d.port, 'clickhouse-server (native TCP)', { service: 'clickhouse', product: 'ClickHouse', version: 'full' })
   }
 ]
 

@@ -103,7 +103,8 @@ export function realisticHosts (count: number): HostRecord[] {
       rttMs: 0.3 + (i % 10) / 10,
       ports,
       findingsCount: (i * 7) % 23,
-      maxSeverity: ['critical', 'high', 'medium', 'low', null][i % 5]
+      maxSeverity: ['critical', 'high', 'medium', 'low', null][i % 5],
+      tags: []
     })
   }
   return hosts

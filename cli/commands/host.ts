@@ -26,6 +26,7 @@ const host: CommandModule = (program, kit) => {
       printJson(ctx.io, { host: h, findings: page.items })
     } else {
       print(ctx.io, `${pc.bold(h.address)}${h.hostnames.length > 0 ? ` (${h.hostnames.join(', ')})` : ''}: ${h.up ? pc.green('up') : pc.red('down')}, last seen ${h.lastSeen} by scan ${h.lastScanId}`)
+      if (h.tags.length > 0) print(ctx.io, `tags: ${h.tags.join(' ')}`)
       print(ctx.io, portsTable(h))
       print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${page.items.length} of ${page.total} findings: ${severityCounts(page.items)}`)
     }

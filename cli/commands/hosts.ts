@@ -2,6 +2,7 @@
 import { api, integer, oneOf, paging, print, printJson } from '../context'
 import { hostsTable } from '../output'
 import type { CommandModule } from '../command'
+import { checkedTags } from './tags'
 
 const SORTS = ['lastSeen', 'address', 'findings', 'severity'] as const
 const MIN_SEVERITIES = ['none', 'low', 'medium', 'high', 'critical'] as const
@@ -15,6 +16,7 @@ const hosts: CommandModule = (program, kit) => {
     .option('--service <name>', 'only hosts running this service, e.g. ssh')
     .option('--product <name>', 'only hosts running this product, e.g. OpenSSH')
     .option('--min-severity <level>', `only hosts whose worst standing finding is at least: ${MIN_SEVERITIES.join(' | ')}`)
+    .option('--tag <tag>', 'only hosts carrying this tag')
     .option('--findings', 'only hosts with standing findings')
     .option('--no-findings', 'only hosts without')
     .option('--sort <key>', `${SORTS.join(' | ')} (default: lastSeen)`)
@@ -33,6 +35,7 @@ const hosts: CommandModule = (program, kit) => {
       ...(opts.service !== undefined ? { service: opts.service as string } : {}),
       ...(opts.product !== undefined ? { product: opts.product as string } : {}),
       ...(minSeverity ? { minSeverity } : {}),
+      ...(opts.tag !== undefined ? { tag: checkedTags([opts.tag as string])[0] } : {}),
       ...(typeof opts.findings === 'boolean' ? { hasFindings: opts.findings } : {}),
       ...(sort ? { sort } : {}),
       ...(order ? { order } : {})

@@ -12,7 +12,10 @@ import keys from './keys'
 import report from './report'
 import scan from './scan'
 import scans from './scans'
+import schedule from './schedule'
 import status from './status'
+import tags from './tags'
 import vulns from './vulns'
+import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, vulns, decide, cve, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, keys, audit, health]

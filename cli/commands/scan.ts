@@ -6,6 +6,7 @@ import { finishScan } from '../findings'
 import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
 import type { CommandModule } from '../command'
+import { checkedTags, tagOption } from './tags'
 
 /** The port-list syntax the API accepts for `udpPorts`: checked here so that a typo is a usage error (exit 2). */
 const PORT_LIST = /^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$/
@@ -14,7 +15,7 @@ const scan: CommandModule = (program, kit) => {
   const cmd = program.command('scan')
     .summary('post a scan; targets are addresses (10.0.0.5, ::1), ranges (10.0.0.1-10.0.0.20), CIDR blocks (192.168.1.0/28) or host names')
     .description('Posts a scan. Targets are addresses (10.0.0.5, ::1), ranges (10.0.0.1-10.0.0.20), CIDR blocks (192.168.1.0/28) or host names; their type is inferred from their syntax.')
-    .argument('<target...>', 'what to scan')
+    .argument('[target...]', 'what to scan (may be left out with --target-tag)')
     .option('-t, --template <name>', `${TEMPLATE_NAMES.join(' | ')} (default: ${DEFAULT_TEMPLATE})`)
     .option('-p, --ports <list>', 'ports instead of the template\'s, e.g. 22,80,8000-8100')
     .option('--udp', 'also scan UDP: the template\'s UDP ports (20 common ones; 50 for standard and full)')
@@ -22,6 +23,8 @@ const scan: CommandModule = (program, kit) => {
     .option('--no-discovery', 'scan every address, even those that answer no discovery probe (like nmap -Pn)')
     .option(`--priority <${PRIORITY_MIN}-${PRIORITY_MAX}>`, `${PRIORITY_MAX} is the most urgent (default: ${DEFAULT_PRIORITY})`)
     .option('--id <id>', 'your own scan id (re-posting the same id and body is a no-op)')
+    .addOption(tagOption('--tag <tag>', 'add this tag to every host the scan finds up (repeatable)'))
+    .addOption(tagOption('--target-tag <tag>', 'also scan the known hosts carrying this tag, looked up when the scan starts (repeatable)'))
     .option('-w, --wait', 'follow the scan to its end (a progress line on a terminal), then print its findings')
     .option('--timeout <seconds>', 'with --wait: give up after this long (exit 3; the scan goes on)')
     .option('--ids', 'with --wait: add the finding ids (for vulnscan decide) to the table')
@@ -33,6 +36,9 @@ const scan: CommandModule = (program, kit) => {
     const timeout = integer('timeout', opts.timeout as string | undefined, 1, 7 * 24 * 3600)
     const gate = readGate(opts as { failOn?: string, minConfidence?: string })
     if (timeout !== undefined && opts.wait !== true) throw usage('--timeout only applies with --wait.')
+    const tags = (opts.tag ?? []) as unknown as string[]
+    const targetTags = (opts.targetTag ?? []) as unknown as string[]
+    if (targets.length === 0 && targetTags.length === 0) throw usage('scan needs at least one target or --target-tag, e.g. vulnscan scan 127.0.0.1')
     const ports = opts.ports as string | undefined
     const udpPorts = opts.udpPorts as string | undefined
     if (udpPorts !== undefined && !PORT_LIST.test(udpPorts)) throw usage(`--udp-ports must be a port list such as 53,123,161-162, not '${udpPorts}'.`)
@@ -47,7 +53,9 @@ const scan: CommandModule = (program, kit) => {
     const options = Object.keys(chosen).length > 0 ? chosen : undefined
     const body = {
       ...(opts.id !== undefined ? { id: opts.id as string } : {}),
-      targets: targets.map((a) => inferTarget(a)),
+      ...(targets.length > 0 ? { targets: targets.map((a) => inferTarget(a)) } : {}),
+      ...(tags.length > 0 ? { tags: checkedTags(tags) } : {}),
+      ...(targetTags.length > 0 ? { targetTags: checkedTags(targetTags) } : {}),
       ...(options ? { options } : {}),
       ...(priority !== undefined ? { priority } : {})
     }

@@ -15,7 +15,7 @@ const scans: CommandModule = (program, kit) => {
     const { data } = await api(ctx.client.GET('/app/scan', { params: { query: { status, ...paging(opts) } } }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, data)
     else {
-      for (const s of data.items) print(ctx.io, `${s.id}  ${s.status.padEnd(9)}  ${String(s.progress.percent).padStart(3)}%  ${s.template.padEnd(9)}  p${s.priority}  ${s.createdAt}  ${s.targets.map((t) => t.value).join(' ')}`)
+      for (const s of data.items) print(ctx.io, `${s.id}  ${s.status.padEnd(9)}  ${String(s.progress.percent).padStart(3)}%  ${s.template.padEnd(9)}  p${s.priority}  ${s.createdAt}  ${[...s.targets.map((t) => t.value), ...(s.targetTags ?? []).map((tag) => `tag:${tag}`)].join(' ')}`)
       print(ctx.io, `${data.items.length} of ${data.total} scans`)
     }
     return 0

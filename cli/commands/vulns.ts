@@ -5,6 +5,7 @@ import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } fro
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { CONFIDENCES, findingsTable, SEVERITIES, severityCounts } from '../output'
 import type { CommandModule } from '../command'
+import { checkedTags } from './tags'
 
 const vulns: CommandModule = (program, kit) => {
   const cmd = program.command('vulns')
@@ -20,6 +21,7 @@ const vulns: CommandModule = (program, kit) => {
     .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${DEFAULT_FINDING_SORT}); risk: KEV (ransomware use first), then EPSS, then CVSS`)
     .option('--order <dir>', 'asc | desc (default: desc)')
     .option('--host <address>', 'only findings on this host')
+    .option('--tag <tag>', 'only findings on hosts carrying this tag')
     .option('--csv', 'the server\'s CSV export instead of a table (every row unless --limit)')
     .option('--ids', 'add the finding ids (for vulnscan decide) to the table')
     .option('--limit <n>', 'page size, 1 to 500 (default: 50)')
@@ -46,7 +48,8 @@ const vulns: CommandModule = (program, kit) => {
       ...(str('cve') !== undefined ? { cveId: str('cve') } : {}),
       ...(sort ? { sort } : {}),
       ...(order ? { order } : {}),
-      ...(str('host') !== undefined ? { host: str('host') } : {})
+      ...(str('host') !== undefined ? { host: str('host') } : {}),
+      ...(str('tag') !== undefined ? { tag: checkedTags([str('tag') as string])[0] } : {})
     }
     const page = paging(opts as { limit?: string, offset?: string })
     if (opts.csv === true && ctx.json) throw usage('--csv and --json exclude each other.')

@@ -133,6 +133,10 @@ const TABLE: Entry[] = [
   { names: ['grafana'], targets: [{ vendor: 'grafana', product: 'grafana' }] },
   { names: ['jenkins'], targets: [{ vendor: 'jenkins', product: 'jenkins' }] },
   { names: ['influxdb'], targets: [{ vendor: 'influxdata', product: 'influxdb' }] },
+  // apache:activemq: CVE-2023-46604 (the OpenWire marshaller flaw).
+  { names: ['apache activemq', 'activemq'], targets: [{ vendor: 'apache', product: 'activemq' }] },
+  // clickhouse:clickhouse: CVE-2018-14668 (old versions are major.minor.revision: 1.1.54388).
+  { names: ['clickhouse'], targets: [{ vendor: 'clickhouse', product: 'clickhouse' }] },
   { names: ['gunicorn'], targets: [{ vendor: 'gunicorn', product: 'gunicorn' }] },
   { names: ['werkzeug httpd', 'werkzeug'], targets: [{ vendor: 'palletsprojects', product: 'werkzeug' }] },
   // Web servers and proxies named by the HTTP probe.

@@ -1,11 +1,12 @@
 // Scan targets: validation (the API's 400s), scope (allow/deny lists of CIDRs) and expansion into
 // host addresses. Address arithmetic is done on BigInts so IPv4 and IPv6 share one code path.
 
+import { createHash } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { Target } from './types'
-import { parseIpLiteral } from '../addresses'
+import { normalizeAddress, parseIpLiteral } from '../addresses'
 
 export interface ExpandedHost {
   address: string
@@ -401,4 +402,22 @@ export function inferTarget (value: string): Target {
     if (isIP(a?.trim() ?? '') !== 0 || isIP(b?.trim() ?? '') !== 0) return { type: 'ip_range', value: v }
   }
   return { type: 'dns_name', value: v }
+}
+
+/**
+ * What makes two scans scans of the same targets: their target lists as sets, each value in one spelling (an
+ * address in its canonical form, names and blocks in lower case), order and repeats aside. A scan diff's default
+ * `against` is the previous completed scan with the same key.
+ */
+export function targetsKey (targets: readonly Target[]): string {
+  const values = targets.map((t) => {
+    const v = t.value.trim().toLowerCase()
+    return `${t.type}:${t.type === 'single_ip' ? normalizeAddress(v) ?? v : v}`
+  })
+  return [...new Set(values)].sort().join('\n')
+}
+
+/** A fixed-length digest of targetsKey, for a store key. */
+export function targetsDigest (targets: readonly Target[]): string {
+  return createHash('sha256').update(targetsKey(targets)).digest('hex')
 }

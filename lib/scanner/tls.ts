@@ -77,7 +77,9 @@ export function openTls (opts: OpenTlsOptions): Promise<TlsSession | null> {
       rejectUnauthorized: false,
       minVersion: 'TLSv1',
       ciphers: 'ALL:@SECLEVEL=0',
-      ALPNProtocols: ['http/1.1']
+      // After STARTTLS the protocol is settled and offering http/1.1 is wrong: Exim (tls_alpn, 4.95 on) fails a
+      // handshake whose ALPN list names none of its protocols.
+      ...(opts.socket ? {} : { ALPNProtocols: ['http/1.1'] })
     })
     let settled = false
     const finish = (session: TlsSession | null): void => {

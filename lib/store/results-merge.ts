@@ -3,6 +3,7 @@
 // only load the current state, call these, and persist the difference (Redis atomically).
 import { hash } from 'node:crypto'
 import { addressSortKey } from '../addresses'
+import { withScanTags } from '../tags'
 import type { HostRecord, HostPort } from './types'
 import type { Transport } from '../scanner/types'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
@@ -117,13 +118,20 @@ function hostRecord (h: HostRecord): HostRecord {
     lastScanId: h.lastScanId,
     ports: h.ports,
     findingsCount: h.findingsCount,
-    maxSeverity: h.maxSeverity
+    maxSeverity: h.maxSeverity,
+    // Last: the migration that brought tags gave the records written before them an empty list at the end.
+    tags: h.tags ?? []
   }
   if (h.rttMs !== undefined) {
-    const { ports, findingsCount, maxSeverity, ...head } = out
-    return { ...head, rttMs: h.rttMs, ports, findingsCount, maxSeverity }
+    const { ports, findingsCount, maxSeverity, tags, ...head } = out
+    return { ...head, rttMs: h.rttMs, ports, findingsCount, maxSeverity, tags }
   }
   return out
+}
+
+/** The host with its tags replaced (already a tag set: tagSet in lib/tags.ts). */
+export function withHostTags (host: HostRecord, tags: string[]): HostRecord {
+  return hostRecord({ ...host, tags })
 }
 
 /** A finding record as code builds it: the protocol may be left out for TCP. */
@@ -271,7 +279,9 @@ export function mergeHostRecord (existing: HostRecord | null, write: HostScanWri
     lastScanId: newer ? write.scanId : existing.lastScanId,
     rttMs: newer ? (write.host.rttMs ?? existing?.rttMs) : existing.rttMs,
     ports,
-    ...tallies
+    ...tallies,
+    // A scan only ever adds tags: those a user set stay whatever the scan finds.
+    tags: write.tags === undefined || write.tags.length === 0 ? existing?.tags ?? [] : withScanTags(existing?.tags ?? [], write.tags)
   })
 }
 
@@ -400,7 +410,8 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 /** Whether a query filters by anything beyond the statuses the default lists leave out. */
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
-    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined
+    q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined ||
+    q.tag !== undefined
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

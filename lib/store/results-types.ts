@@ -125,6 +125,8 @@ export interface HostScanWrite {
   settledChecks?: number[]
   /** Likewise for exposure-check findings on UDP ports. */
   settledUdpChecks?: number[]
+  /** Tags the scan adds to the host (it never removes one); bounded as lib/tags.ts says. */
+  tags?: string[]
 }
 
 /** A port as one scan saw it: open or filtered, with what service detection named. */
@@ -246,6 +248,15 @@ export interface ResultsStore {
   getFinding(id: string): Promise<FindingRecord | null>
   /** A user's decision, kept by later scans. */
   decideFinding(id: string, status: 'accepted' | 'false_positive' | 'open', comment: string | null, by: string): Promise<FindingRecord | null>
+  /** Replace the host's tags with `tags` (a tag set, lib/tags.ts); null when the host is unknown. */
+  setHostTags(address: string, tags: string[]): Promise<HostRecord | null>
+  /**
+   * Add `tags` to the host's and remove `remove` from them in one step (a concurrent change is not lost); null when
+   * the host is unknown. Throws TooManyTagsError when the host would carry more than MAX_TAGS.
+   */
+  addHostTags(address: string, tags: string[], remove?: string[]): Promise<HostRecord | null>
+  /** Addresses of every host carrying any of `tags`, in address order (what a scan's targetTags cover). */
+  hostsWithTags(tags: string[]): Promise<string[]>
   /** Addresses with a standing finding (neither fixed nor false positive) for the CVE, in address order. */
   hostsForCve(cveId: string): Promise<string[]>
   /**

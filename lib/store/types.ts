@@ -78,13 +78,20 @@ export interface ScanRecord {
   batches?: number
   /** The schedule that started the scan, when one did. */
   scheduleId?: string
+  /** Tags added to every host the scan finds up. */
+  tags?: string[]
+  /** The scan also covers the known hosts carrying any of these tags, resolved when it is planned. */
+  targetTags?: string[]
 }
 
 /** The scan a schedule starts at each due time: POST /app/scan's body without an id. */
 export interface ScheduledScan {
-  targets: Target[]
+  /** Absent or empty when `targetTags` name the hosts. */
+  targets?: Target[]
   options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
   priority?: number
+  tags?: string[]
+  targetTags?: string[]
 }
 
 /** A run a schedule left out because its previous scan was still in flight. */
@@ -223,6 +230,8 @@ export interface HostRecord {
   ports: HostPort[]
   findingsCount: number
   maxSeverity: string | null
+  /** The host's tags (lib/tags.ts), in code-unit order; set by users, added to by scans, never dropped by one. */
+  tags: string[]
 }
 
 export interface ApiKeyRecord {
@@ -296,7 +305,7 @@ export interface Store {
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
   /**
-   * The newest scan in `status` created before scan `id` with the same targets (lib/scans.ts targetsKey); null
+   * The newest scan in `status` created before scan `id` with the same targets (lib/scanner/targets.ts targetsKey); null
    * when there is none, or no scan `id`.
    */
   previousScan(id: string, status: ScanStatus): Promise<ScanRecord | null>

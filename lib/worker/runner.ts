@@ -7,7 +7,7 @@ import { getTemplate } from '../scanner/templates'
 import type { HostResult, PortResult, Template, Transport } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
 import type { QueueJob, ScanQueue } from '../queue/types'
-import type { NewFinding, ResultsStore } from '../store/results-types'
+import type { HostScanWrite, NewFinding, ResultsStore } from '../store/results-types'
 import { isTerminal, type BatchSummary, type ScanSummary, type Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
 import { addSummaries, emptyFindingCounts } from '../store/scan-progress'
@@ -67,6 +67,10 @@ export interface RunnerDeps {
   cancelPollMs?: number
   /** Told when a scan ends and when a host write finds new findings (webhooks); it never throws. */
   notifier?: Notifier
+  /** Most hosts written in one recordHosts call (default 64). */
+  writeBatchHosts?: number
+  /** Longest a scanned host waits for its batch to fill before it is written anyway (default 250 ms). */
+  writeBatchMs?: number
 }
 
 /** A failure that retrying cannot mend (bad targets, a scan gone): the scan fails at once. */
@@ -105,6 +109,8 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
   }
   const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
   const cancelPollMs = deps.cancelPollMs ?? 500
+  const writeBatchHosts = Math.max(1, deps.writeBatchHosts ?? 64)
+  const writeBatchMs = deps.writeBatchMs ?? 250
 
   async function fail (scanId: string, reason: string): Promise<void> {
     const r = await store.updateScan(scanId, { status: 'failed', reason, finishedAt: new Date().toISOString() })
@@ -120,9 +126,19 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     let template: Template
     let hosts: ExpandedHost[]
     let excluded: { address: string, reason: string }[]
+    // The hosts tagged now (outside the try: a results database that fails for a moment is retried, not fatal).
+    const targets = [...scan.targets]
+    const targetTags = scan.targetTags ?? []
+    if (targetTags.length > 0) {
+      for (const address of await results.hostsWithTags(targetTags)) targets.push({ value: address, type: 'single_ip' })
+      if (targets.length === 0) {
+        throw new PermanentScanError(`targetTags: no known host carries ${targetTags.length === 1 ? 'the tag' : 'any of the tags'} ${targetTags.join(', ')}, and the scan names no targets`)
+      }
+    }
     try {
       template = getTemplate(scan.template, scan.ports, { udp: scan.udp, udpPorts: scan.udpPorts })
-      ;({ hosts, excluded } = await expandTargets(scan.targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
+      // Tagged hosts are targets like the others: the scope lists and the key's scope leave out those outside them.
+      ;({ hosts, excluded } = await expandTargets(targets, { maxHosts: config.MAX_HOSTS, scope: scopeFor(scope, scan.keyScope) }))
     } catch (err) {
       throw new PermanentScanError((err as Error).message)
     }
@@ -258,31 +274,59 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const unchecked = new Set<string>()
     const available = new Map<string, boolean>()
     let lastReport = 0
+    // Hosts are written in batches (one transaction each on PostgreSQL) in the order they were scanned: a batch goes
+    // when it holds writeBatchHosts hosts or its first host has waited writeBatchMs. The job ends only once every
+    // batch has committed, so a host is never acknowledged before its findings are stored; a failed batch fails
+    // the job, and the retry writes the same hosts again (the writes are idempotent).
+    const pending: { write: HostScanWrite, findings: NewFinding[] }[] = []
+    let flushTimer: NodeJS.Timeout | null = null
     let writes = Promise.resolve()
+    // A failure is kept for the job's final await; until then it must not count as an unhandled rejection.
+    const then = (fn: () => Promise<void>): void => {
+      writes = writes.then(fn)
+      writes.catch(() => {})
+    }
+    const flush = async (): Promise<void> => {
+      if (flushTimer !== null) clearTimeout(flushTimer)
+      flushTimer = null
+      if (pending.length === 0) return
+      const batch = pending.splice(0)
+      const counts = await results.recordHosts(batch.map((p) => p.write))
+      for (const [i, p] of batch.entries()) {
+        if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
+      }
+    }
     const writeHost = async (host: HostResult): Promise<void> => {
       if (host.up) summary.hostsUp++
       else summary.hostsDown++
       // Down hosts nobody has seen before are not worth a record; known ones are marked down.
-      if (!host.up && (await results.getHost(host.address)) === null) return
+      if (!host.up && !pending.some((p) => p.write.host.address === host.address) && (await results.getHost(host.address)) === null) return
       const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
       for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
-      const counts = await results.recordHost({
-        scanId,
-        at,
-        host,
-        scannedPorts: template.ports,
-        ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}),
-        findings: m.findings,
-        settledPorts: m.settled,
-        settledUdpPorts: m.settledUdp,
-        settledChecks: m.settledChecks,
-        settledUdpChecks: m.settledUdpChecks
+      // The scan's tags go on the hosts it found up, in the same write as what it found there.
+      const tags = host.up && scan.tags !== undefined && scan.tags.length > 0 ? { tags: scan.tags } : {}
+      pending.push({
+        write: {
+          scanId,
+          at,
+          host,
+          scannedPorts: template.ports,
+          ...(template.udp ? { scannedUdpPorts: template.udpPorts } : {}),
+          findings: m.findings,
+          settledPorts: m.settled,
+          settledUdpPorts: m.settledUdp,
+          settledChecks: m.settledChecks,
+          settledUdpChecks: m.settledUdpChecks,
+          ...tags
+        },
+        findings: m.findings
       })
-      if (counts.newFindings > 0) await deps.notifier?.findingsNew(scan, host.address, at, m.findings)
+      if (pending.length >= writeBatchHosts) await flush()
+      else flushTimer ??= setTimeout(() => then(flush), writeBatchMs)
     }
     try {
       await scanHosts(hosts, {
@@ -297,10 +341,13 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
           lastReport = now
           store.reportBatchProgress(scanId, batch, { hostsDone: p.hostsDone, portsDone: p.portsDone }).catch(() => {})
         },
-        onHost: (h) => { writes = writes.then(() => writeHost(h)) }
+        onHost: (h) => then(async () => await writeHost(h))
       })
+      then(flush)
       await writes
     } catch (err) {
+      // What was scanned before a cancellation is kept, as it was when each host was written at once.
+      then(flush)
       await writes.catch(() => {})
       const reason: unknown = ac.signal.reason
       if (ac.signal.aborted && reason instanceof PermanentScanError) throw reason
@@ -309,6 +356,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     } finally {
       clearTimeout(timeout)
       clearInterval(poll)
+      if (flushTimer !== null) clearTimeout(flushTimer)
       jobSignal.removeEventListener('abort', onJobAbort)
     }
     summary.uncheckedProducts = [...unchecked].sort()

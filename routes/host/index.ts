@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errors, paging, reply } from '../../schemas/common'
+import { errors, paging, ref, reply } from '../../schemas/common'
 import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { parseAddress } from '../../lib/addresses'
+import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
+import { tagSet } from '../../lib/tags'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
@@ -24,10 +26,10 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
-    const { q, port, service, product, minSeverity, hasFindings, scanId, sort, order } = request.query
+    const { q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order } = request.query
     // A mistyped scan id is a 404 naming it, not an empty page that looks like a scan that saw nothing.
     if (scanId !== undefined && await fastify.store.getScan(scanId) === null) throw new NotFoundError(`No scan with id '${scanId}' (scanId)`)
-    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, scanId, sort, order })
+    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order })
     let body = bodies.get(page)
     if (body === undefined) {
       const serialize = reply.getSerializationFunction('200')
@@ -67,6 +69,43 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     const address = parseAddress(request.params.address)
     if (!await fastify.results.deleteHost(address)) throw new NotFoundError(`No host with address '${address}'`)
     return reply.code(204).send()
+  })
+
+  fastify.put('/:address/tags', {
+    schema: {
+      operationId: 'setHostTags',
+      tags: ['hosts'],
+      summary: 'Set a host\'s tags',
+      description: 'Replaces the host\'s tags with those in the body (`[]` removes them all). Later scans keep them: a scan ' +
+        'only adds the tags its body names. The `tag` filter of GET /host, GET /vulnerability and the CSV export, and the ' +
+        '`targetTags` of a scan or schedule, read them.',
+      params: HostAddressParamsSchema,
+      body: ref(HostTagsSchema),
+      response: { 200: reply(HostSchema, 'The host with its new tags'), ...errors(400, 401, 404, 413, 415, 429, 503) }
+    }
+  }, async (request) => {
+    const address = parseAddress(request.params.address)
+    const host = await fastify.results.setHostTags(address, tagSet(request.body.tags))
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    return host
+  })
+
+  fastify.patch('/:address/tags', {
+    schema: {
+      operationId: 'changeHostTags',
+      tags: ['hosts'],
+      summary: 'Add and remove some of a host\'s tags',
+      description: 'Adds the tags of `add` and removes those of `remove`, keeping the others, in one step (two clients ' +
+        'changing different tags lose neither change). A host that would carry more than the limit is a 400.',
+      params: HostAddressParamsSchema,
+      body: ref(HostTagsPatchSchema),
+      response: { 200: reply(HostSchema, 'The host with its new tags'), ...errors(400, 401, 404, 413, 415, 429, 503) }
+    }
+  }, async (request) => {
+    const address = parseAddress(request.params.address)
+    const host = await fastify.results.addHostTags(address, tagSet(request.body.add ?? []), tagSet(request.body.remove ?? []))
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    return host
   })
 
   fastify.get('/:address/vulnerability', {

@@ -290,11 +290,15 @@ test('against a live server', async (t) => {
     // A second server whose NVD is unreachable (the helper's default): the scan completes, unchecked.
     const { app: offline } = await build(t, 'memory', { WORKER_ENABLED: true })
     const offlineEnv = { ...env, VULNSCAN_URL: (await listen(offline)).url }
-    const gated = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait', '--fail-on', 'critical'], offlineEnv)
-    t.equal(gated.code, 3, 'exit 3, not a pass')
-    t.match(gated.stderr, /--fail-on critical cannot pass scan \S+: 1 product\(s\) could not be checked against the NVD \(redis:redis\)/)
-    const plain = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait'], offlineEnv)
+    const plain = await cli(['scan', '127.0.0.1', '--ports', '6379', '--wait', '--id', 'cli-unchecked'], offlineEnv)
     t.equal(plain.code, 0, 'without a gate: exit 0')
+    // A Redis without a password is also an exposure finding (critical), which fails any gate on its own: accepted
+    // here, so what the gate has left to judge is the product the NVD could not check.
+    const exposures = (await offline.results.listFindings({ limit: 50, offset: 0, host: '127.0.0.1' })).items.filter((f) => f.source === 'vulnscan')
+    for (const f of exposures) t.equal((await cli(['decide', f.id, 'accepted'], offlineEnv)).code, 0, `${f.cveId} accepted`)
+    const gated = await cli(['status', 'cli-unchecked', '--wait', '--fail-on', 'critical'], offlineEnv)
+    t.equal(gated.code, 3, 'exit 3, not a pass')
+    t.match(gated.stderr, /--fail-on critical cannot pass scan cli-unchecked: 1 product\(s\) could not be checked against the NVD \(redis:redis\)/)
     t.match(plain.stdout, /Not checked against the NVD \(unreachable\): redis:redis/, 'with a warning')
   })
 

@@ -22,7 +22,7 @@ test('help, version and suggestions need no server', async (t) => {
 
   const scanHelp = await cli(['scan', '--help'], env)
   t.equal(scanHelp.code, 0)
-  t.match(scanHelp.stdout, /^Usage: vulnscan scan \[options\] <target\.\.\.>/, 'per-command help')
+  t.match(scanHelp.stdout, /^Usage: vulnscan scan \[options\] \[target\.\.\.\]/, 'per-command help')
   t.match(scanHelp.stdout, /--min-confidence <level>/)
   t.match(scanHelp.stdout, /Global Options:[\s\S]*--url <url>/, 'with the options every command takes')
   t.notMatch(scanHelp.stdout, /--severity/, 'and not another command\'s')
@@ -30,7 +30,7 @@ test('help, version and suggestions need no server', async (t) => {
   t.match(hostDelete.stdout, /^Usage: vulnscan host delete \[options\] <address>/)
 
   const overview = await cli(['--help'], env)
-  for (const command of ['scan <target…>', 'status <scan-id>', 'cancel <scan-id>', 'scans', 'hosts', 'host <address>', 'host delete <address>', 'vulns', 'decide <finding-id> <decision>', 'cve <cve-id>', 'keys create', 'keys list', 'keys update <key-id>', 'keys revoke <key-id>', 'audit', 'health']) {
+  for (const command of ['scan [target…]', 'status <scan-id>', 'cancel <scan-id>', 'scans', 'hosts', 'host <address>', 'host delete <address>', 'vulns', 'decide <finding-id> <decision>', 'cve <cve-id>', 'keys create', 'keys list', 'keys update <key-id>', 'keys revoke <key-id>', 'audit', 'health']) {
     t.match(overview.stdout, `\n  ${command} `, `the overview lists ${command}`)
   }
 
@@ -196,6 +196,14 @@ test('--fail-on on vulns and host does not pass what the NVD could not check', {
       const scanned = await cli(['scan', daemon, '--ports', '6379', '--wait'], env)
       t.equal(scanned.code, 0, scanned.stderr)
       t.match(scanned.stdout, /Not checked against the NVD \(unreachable\): redis:redis/)
+      // The daemon has no password, so the exposure check reports it (critical): a finding any gate fails on.
+      // Accepted here, so what is left to judge is the product the NVD could not check.
+      const exposed = (await app.results.listFindings({ limit: 10, offset: 0, host: daemon })).items
+      t.same(exposed.map((f) => f.cveId), ['VULNSCAN-REDIS-NOAUTH'], 'the open Redis is the one finding')
+      const gateBefore = await cli(['vulns', '--host', daemon, '--fail-on', 'critical'], env)
+      t.equal(gateBefore.code, 1, 'a standing critical exposure fails the gate outright')
+      const decided = await cli(['decide', exposed[0].id, 'accepted', '-m', 'test daemon'], env)
+      t.equal(decided.code, 0, decided.stderr)
 
       const one = await cli(['vulns', '--host', daemon, '--fail-on', 'critical'], env)
       t.equal(one.code, 3, 'exit 3, not a pass')

@@ -298,6 +298,24 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal(invalid.response.status, 400, 'an address that is none is a 400')
     })
 
+    t.test('host tags: set, changed, filtered on', async (t) => {
+      const path = { address: '127.0.0.1' }
+      const set = await admin.PUT('/host/{address}/tags', { params: { path }, body: { tags: ['sdk', 'prod'] } })
+      t.equal(set.response.status, 200)
+      t.same(set.data?.tags, ['prod', 'sdk'])
+      const changed = await admin.PATCH('/host/{address}/tags', { params: { path }, body: { add: ['team:sdk'], remove: ['prod'] } })
+      t.same(changed.data?.tags, ['sdk', 'team:sdk'])
+      t.equal((await admin.PUT('/host/{address}/tags', { params: { path }, body: { tags: ['Not-A-Tag'] } })).response.status, 400)
+      t.equal((await admin.PATCH('/host/{address}/tags', { params: { path: { address: '192.0.2.77' } }, body: { add: ['x'] } })).response.status, 404)
+      t.same((await admin.GET('/host', { params: { query: { tag: 'team:sdk' } } })).data?.items.map((h) => h.address), ['127.0.0.1'])
+      type FindingPage = { total: number } | undefined
+      const tagged = (await admin.GET('/vulnerability', { params: { query: { tag: 'team:sdk', limit: 500 } } })).data as FindingPage
+      const onHost = (await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1', limit: 500 } } })).data as FindingPage
+      t.ok(tagged !== undefined && tagged.total > 0)
+      t.equal(tagged?.total, onHost?.total, 'the tag\'s findings are the host\'s')
+      t.same((await admin.PUT('/host/{address}/tags', { params: { path }, body: { tags: [] } })).data?.tags, [])
+    })
+
     t.test('findings: list, filters, CSV, a decision that sticks', async (t) => {
       const all = await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1', limit: 500 } } })
       t.equal(all.response.status, 200)

@@ -12,7 +12,9 @@ const auth = { 'x-api-key': SERVICE_KEY }
 type Json = Record<string, any>
 
 function sshDaemon (host: string, port: number): Promise<Server> {
-  const server = createServer((socket) => { socket.on('error', () => {}); socket.end('SSH-2.0-OpenSSH_9.2p1\r\n') })
+  // It reads what clients send (and drops it): a socket left with unread bytes never sees the client's FIN, and
+  // close() would wait for it forever (the SSH exposure check sends its own identification line).
+  const server = createServer((socket) => { socket.on('error', () => {}); socket.resume(); socket.end('SSH-2.0-OpenSSH_9.2p1\r\n') })
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => resolve(server))

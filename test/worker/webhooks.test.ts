@@ -94,9 +94,10 @@ test('a webhook whose address is refused at delivery is not retried and says why
 test('finding.new from a real scan: told once, for the findings the first scan found', async (t) => {
   const nvd = await startFakeNvd({ rateLimit: null })
   t.teardown(() => nvd.close())
-  // An SSH server that shows the OpenSSH 9.2p1 banner, on a random loopback address.
+  // An SSH server that shows the OpenSSH 9.2p1 banner, on a random loopback address. It drains what clients send
+  // (the SSH exposure check's identification line): unread bytes would keep its sockets, and close(), from ending.
   const host = loopbackAddress()
-  const ssh = createServer((socket) => { socket.on('error', () => {}); socket.end('SSH-2.0-OpenSSH_9.2p1\r\n') })
+  const ssh = createServer((socket) => { socket.on('error', () => {}); socket.resume(); socket.end('SSH-2.0-OpenSSH_9.2p1\r\n') })
   await new Promise<void>((resolve) => ssh.listen(0, host, () => resolve()))
   t.teardown(() => new Promise<void>((resolve) => ssh.close(() => resolve())))
   const port = (ssh.address() as { port: number }).port

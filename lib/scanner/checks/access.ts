@@ -9,9 +9,9 @@ import * as mongodb from '../probes/mongodb'
 import * as mqtt from '../probes/mqtt'
 import * as postgresql from '../probes/postgresql'
 import * as redis from '../probes/redis'
-import * as zookeeper from '../probes/zookeeper'
 import { evidenceOf, type CheckResult, type CheckSession, type PortCheck } from './session'
 import { ldapAnonymousRead } from './ldap'
+import { zookeeperAnonymousRead } from './zookeeper'
 
 /** Open a connection, run `fn` on it, close it; null (no verdict) when the port refuses. */
 async function withConn (s: CheckSession, fn: (c: Conn) => Promise<CheckResult>): Promise<CheckResult> {
@@ -97,11 +97,10 @@ const zookeeperNoAuth: PortCheck = {
   ids: ['VULNSCAN-ZOOKEEPER-NOAUTH'],
   applies: (svc) => svc.service === 'zookeeper',
   run: async (s) => await withConn(s, async (c) => {
-    const reply = await ask(c, s, zookeeper.request, zookeeper.complete)
-    if (reply === null) return c.closed ? [] : null
-    const version = /^Zookeeper version: ([^\n]*)/m.exec(reply.toString('latin1'))?.[1]
-    if (version === undefined) return []
-    return exposed('VULNSCAN-ZOOKEEPER-NOAUTH', `srvr answered: Zookeeper version: ${version.trim()}`)
+    const r = await zookeeperAnonymousRead(c, s.wait)
+    if (r === null) return null
+    if ('refused' in r) return []
+    return exposed('VULNSCAN-ZOOKEEPER-NOAUTH', `a session without credentials listed the root znode: ${r.children.slice(0, 10).join(', ')}`)
   })
 }
 

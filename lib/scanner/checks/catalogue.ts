@@ -28,7 +28,10 @@ function check (def: CheckDefinition): Readonly<CheckDefinition> {
   return Object.freeze({ ...def, services: Object.freeze([...def.services]) as string[] })
 }
 
-/** The transport checks run on every port where detection completed a TLS handshake first, whatever runs inside. */
+/**
+ * The transport checks run on every port where detection completed a TLS handshake first, whatever runs inside, and
+ * on clear-text ports whose protocol upgrades with STARTTLS (SMTP, IMAP, POP3, FTP).
+ */
 const TLS_SERVICES = ['tls']
 
 export const CHECKS: readonly Readonly<CheckDefinition>[] = Object.freeze([
@@ -105,11 +108,11 @@ export const CHECKS: readonly Readonly<CheckDefinition>[] = Object.freeze([
   }),
   check({
     id: 'VULNSCAN-ZOOKEEPER-NOAUTH',
-    title: 'ZooKeeper answers administrative commands without authentication',
+    title: 'ZooKeeper lets anyone open a session and read its znodes',
     severity: 'medium',
-    severityReason: 'ZooKeeper has no authentication by default: anyone who reaches the port reads its server details and the znodes that carry no ACL.',
-    remediation: 'Firewall the client port, restrict four-letter words (`4lw.commands.whitelist`), and require SASL authentication with ACLs on znodes.',
-    evidence: '`srvr` is answered with the server\'s version and mode.',
+    severityReason: 'ZooKeeper has no authentication by default: anyone who reaches the port opens a session and reads the znodes that carry no ACL.',
+    remediation: 'Firewall the client port, require authentication (`enforce.auth.enabled=true` with SASL or digest, 3.7 and later) and set ACLs on znodes; restricting four-letter words is no fix (`srvr` always stays allowed).',
+    evidence: 'A session opened without credentials lists the root znode\'s children (`getChildren /`, names only) instead of an error.',
     services: ['zookeeper'],
     reads: true
   }),

@@ -1,13 +1,18 @@
 // Transport checks: the certificate a TLS port presents (expired, not yet valid, self-signed, weak RSA key, not
 // naming the host scanned), whether it still accepts TLS 1.0 or 1.1, what an SSH server's KEXINIT offers against
-// Terrapin (CVE-2023-48795), and mail servers that take a clear-text password before STARTTLS.
+// Terrapin (CVE-2023-48795), and mail servers that take a clear-text password before STARTTLS. The certificate
+// and protocol checks run both on ports inside TLS from the first byte and on clear-text ports whose protocol
+// upgrades with STARTTLS (SMTP, IMAP, POP3, FTP's AUTH TLS: the dialogue its probe declares).
 
 import net from 'node:net'
 import tls from 'node:tls'
 import type { X509Certificate } from 'node:crypto'
 import type { Conn } from '../conn'
-import { isSelfSigned, openTls } from '../tls'
+import { isSelfSigned, openTls, type TlsSession } from '../tls'
 import { lines } from '../probes/common'
+import type { StartTlsDialogue } from '../probes/descriptor'
+import { REGISTRY } from '../probes/index'
+import type { ServiceInfo } from '../types'
 import { evidenceOf, type CheckResult, type CheckSession, type Exposure, type PortCheck } from './session'
 
 /** RSA moduli shorter than this are weak (NIST SP 800-131A). */
@@ -36,16 +41,78 @@ export function certificateExposures (cert: X509Certificate, now = Date.now()): 
   return out
 }
 
-/** The certificate presented for `servername` (SNI), or null when no handshake completed. */
-async function peerCertificate (s: CheckSession, servername?: string): Promise<X509Certificate | null> {
-  const wrapped = await openTls({ host: s.host, port: s.port, servername, timeoutMs: s.wait(), signal: s.signal })
-  if (wrapped === null) return null
+/** The STARTTLS dialogue of a clear-text service's protocol, when its probe declares one. */
+export function startTlsOf (svc: ServiceInfo): StartTlsDialogue | undefined {
+  return REGISTRY.byName.get(svc.service)?.starttls
+}
+
+/** A greeting has arrived whole: its last line ends, and is not an `NNN-` continuation (SMTP, FTP). */
+function greeted (r: Buffer): boolean {
+  const text = r.toString('latin1')
+  if (!text.endsWith('\n')) return false
+  const last = text.trimEnd().split('\n').pop() ?? ''
+  return !/^\d{3}-/.test(last)
+}
+
+/**
+ * A clear-text connection taken through the protocol's STARTTLS dialogue: the raw socket, ready for the TLS
+ * handshake; false when the server does not offer or refuses the upgrade; null when it could not tell.
+ */
+async function upgraded (s: CheckSession, d: StartTlsDialogue): Promise<net.Socket | false | null> {
+  const c = await s.open()
+  if (c === null) return null
+  const greeting = await c.read(greeted, s.wait())
+  if (greeting.length === 0) return null
+  if (d.ask !== undefined) {
+    c.write(d.ask.send)
+    const caps = await c.read(d.ask.done, s.wait())
+    if (caps.length === 0) return null
+    if (!d.ask.offered.test(caps.toString('latin1'))) return false
+  }
+  c.write(d.command)
+  const answer = await c.read(d.done, s.wait())
+  if (answer.length === 0) return null
+  if (!d.ok.test(answer.toString('latin1')) || c.closed) return false
+  // The runner still closes the Conn at the end, which destroys this socket under whatever wraps it.
+  return c.release()
+}
+
+/**
+ * How a check reaches the port's TLS: directly when the port is inside TLS, through STARTTLS otherwise. Gives
+ * the raw socket to hand to a TLS client (undefined: dial the port itself), false when no TLS is offered, null
+ * when it could not tell.
+ */
+async function tlsTransport (s: CheckSession): Promise<net.Socket | undefined | false | null> {
+  if (s.secure) return undefined
+  const d = startTlsOf(s.service)
+  return d === undefined ? false : await upgraded(s, d)
+}
+
+/** The session presented for `servername` (SNI): null when no handshake completed, false when no TLS is offered. */
+async function peerSession (s: CheckSession, servername?: string): Promise<TlsSession | false | null> {
+  const socket = await tlsTransport(s)
+  if (socket === null || socket === false) return socket
+  return await openTls({ host: s.host, port: s.port, servername, socket, timeoutMs: s.wait(), signal: s.signal })
+}
+
+/** The certificate presented for `servername`: null when no handshake completed, false when no TLS is offered. */
+async function peerCertificate (s: CheckSession, servername?: string): Promise<X509Certificate | false | null> {
+  const wrapped = await peerSession(s, servername)
+  if (wrapped === null || wrapped === false) return wrapped
   try {
     return wrapped.cert ?? null
   } finally {
     wrapped.socket.destroy()
   }
 }
+
+/** Evidence that says the certificate or protocol was reached through STARTTLS, where it was. */
+function viaStartTls (s: CheckSession, out: Exposure[]): Exposure[] {
+  return s.secure ? out : out.map((e) => ({ ...e, evidence: evidenceOf(`${e.evidence} (after STARTTLS)`) }))
+}
+
+/** Inside TLS from the first byte, or in clear text with a STARTTLS dialogue to try. */
+const hasTls = (svc: ServiceInfo, secure: boolean): boolean => secure || startTlsOf(svc) !== undefined
 
 /** DNS names only: SNI and certificate names never carry addresses. */
 function scannedNames (s: CheckSession): string[] {
@@ -54,23 +121,24 @@ function scannedNames (s: CheckSession): string[] {
 
 const certificate: PortCheck = {
   ids: ['VULNSCAN-TLS-EXPIRED', 'VULNSCAN-TLS-NOT-YET-VALID', 'VULNSCAN-TLS-SELF-SIGNED', 'VULNSCAN-TLS-WEAK-KEY', 'VULNSCAN-TLS-HOSTNAME-MISMATCH'],
-  applies: (_svc, secure) => secure,
+  applies: hasTls,
   run: async (s) => {
     const names = scannedNames(s)
     const cert = await peerCertificate(s, names[0])
-    if (cert === null) return null
+    // No STARTTLS offered: no certificate to judge (plain-text authentication has its own checks).
+    if (cert === null || cert === false) return cert === false ? [] : null
     const out = certificateExposures(cert)
     for (const [i, name] of names.entries()) {
       // Each name gets its own handshake: a server may present another certificate for another SNI name.
       const presented = i === 0 ? cert : await peerCertificate(s, name)
-      if (presented === null) return null
+      if (presented === null || presented === false) return null
       if (presented.checkHost(name) === undefined) {
         const alt = presented.subjectAltName ?? 'no subjectAltName'
         out.push({ check: 'VULNSCAN-TLS-HOSTNAME-MISMATCH', evidence: evidenceOf(`certificate presented for ${name} names ${presented.subject.split('\n').filter(Boolean).join(', ')}; ${alt}`) })
         break
       }
     }
-    return out
+    return viaStartTls(s, out)
   }
 }
 
@@ -78,13 +146,13 @@ const certificate: PortCheck = {
  * A handshake that offers TLS 1.0 and 1.1 only, every cipher allowed: the protocol it settles on, false when
  * the server refuses, null when it could not tell (no connection, no answer in time).
  */
-export async function legacyHandshake (host: string, port: number, timeoutMs: number, signal: AbortSignal, servername?: string): Promise<string | false | null> {
+export async function legacyHandshake (host: string, port: number, timeoutMs: number, signal: AbortSignal, servername?: string, plain?: net.Socket): Promise<string | false | null> {
   return await new Promise((resolve) => {
     if (signal.aborted) return resolve(null)
-    let connected = false
+    // A socket upgraded by STARTTLS is connected already.
+    let connected = plain !== undefined
     const socket = tls.connect({
-      host,
-      port,
+      ...(plain !== undefined ? { socket: plain } : { host, port }),
       servername,
       rejectUnauthorized: false,
       minVersion: 'TLSv1',
@@ -113,12 +181,14 @@ export async function legacyHandshake (host: string, port: number, timeoutMs: nu
 
 const legacyProtocol: PortCheck = {
   ids: ['VULNSCAN-TLS-LEGACY-PROTOCOL'],
-  applies: (_svc, secure) => secure,
+  applies: hasTls,
   run: async (s) => {
-    const r = await legacyHandshake(s.host, s.port, s.wait(), s.signal, scannedNames(s)[0])
+    const plain = await tlsTransport(s)
+    if (plain === null || plain === false) return plain === false ? [] : null
+    const r = await legacyHandshake(s.host, s.port, s.wait(), s.signal, scannedNames(s)[0], plain)
     if (r === null) return null
     if (r === false) return []
-    return [{ check: 'VULNSCAN-TLS-LEGACY-PROTOCOL', evidence: `a handshake offering only TLS 1.0 and 1.1 completed with ${r}` }]
+    return viaStartTls(s, [{ check: 'VULNSCAN-TLS-LEGACY-PROTOCOL', evidence: `a handshake offering only TLS 1.0 and 1.1 completed with ${r}` }])
   }
 }
 

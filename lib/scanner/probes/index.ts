@@ -5,6 +5,7 @@
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
 import { probe as amqp } from './amqp'
+import { probe as clickhouse } from './clickhouse'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
 import { probe as ftp } from './ftp'
@@ -19,10 +20,14 @@ import { probe as mqtt } from './mqtt'
 import { probe as mysql } from './mysql'
 import { probe as nats } from './nats'
 import { probe as nntp } from './nntp'
+import { probe as openwire } from './openwire'
 import { probe as pop3 } from './pop3'
 import { probe as postgresql } from './postgresql'
+import { probe as rdp } from './rdp'
 import { probe as redis } from './redis'
+import { probe as rpcbind } from './rpcbind'
 import { probe as rsync } from './rsync'
+import { probe as smb } from './smb'
 import { probe as smtp } from './smtp'
 import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
@@ -35,9 +40,9 @@ export type { ProbeDescriptor } from './descriptor'
 
 export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
-  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, telnet,
+  ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */

@@ -10,8 +10,9 @@ import type {
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
-  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK
+  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags
 } from '../results-merge'
+import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
 import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
@@ -75,9 +76,11 @@ function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
   const service = q.service?.toLowerCase()
   const product = q.product?.toLowerCase()
   const minRank = q.minSeverity === undefined ? undefined : SEVERITY_RANK[q.minSeverity]
-  const { port, hasFindings } = q
-  if (text === undefined && port === undefined && service === undefined && product === undefined && minRank === undefined && hasFindings === undefined) return null
+  const { port, hasFindings, tag } = q
+  if (text === undefined && port === undefined && service === undefined && product === undefined && minRank === undefined && hasFindings === undefined &&
+    tag === undefined) return null
   return (h) => {
+    if (tag !== undefined && !h.record.tags.includes(tag)) return false
     if (text !== undefined && !h.text.includes(text)) return false
     if (port !== undefined && !h.ports.includes(port)) return false
     if (service !== undefined && !h.services.includes(service)) return false
@@ -464,14 +467,31 @@ export class MemoryResultsStore implements ResultsStore {
     const lists: number[][] = []
     if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
     if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
+    // A tag names hosts: their findings are the candidates, and whichever list is picked, each finding's host must carry it.
+    if (q.tag !== undefined && q.scanId === undefined) lists.push(this.taggedSlots(q.tag))
     const candidates = q.scanId !== undefined ? this.scanSlots(q.scanId, q.host) : lists.sort((a, b) => a.length - b.length)[0]
     if (candidates !== undefined) {
-      const all = candidates.filter(t.filter(q)).sort(findingOrder(t, sort))
+      const passes = t.filter(q)
+      const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
+      const all = candidates.filter(test).sort(findingOrder(t, sort))
       return { slots: pageOf(all, order, offset, limit), total: all.length }
     }
     // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
     const { mask, total } = t.mark(q)
     return { slots: this.walkPage(sort, order, offset, limit, total, (s) => mask[s] === 1), total }
+  }
+
+  /** Slots of the findings of every host carrying `tag`. */
+  private taggedSlots (tag: string): number[] {
+    const out: number[] = []
+    for (const h of this.hosts.values()) if (h.record.tags.includes(tag)) out.push(...h.slots)
+    return out
+  }
+
+  /** `passes`, and the finding's host carries `tag`. */
+  private tagFilter (tag: string, passes: (slot: number) => boolean): (slot: number) => boolean {
+    const entries = this.table.entries
+    return (s) => passes(s) && this.hosts.get(entries[s]!.address)?.record.tags.includes(tag) === true
   }
 
   /**
@@ -554,6 +574,32 @@ export class MemoryResultsStore implements ResultsStore {
     }
     if (changed > 0) this.revision++
     return changed
+  }
+
+  async setHostTags (address: string, tags: string[]): Promise<HostRecord | null> {
+    return this.changeTags(address, () => tags)
+  }
+
+  async addHostTags (address: string, tags: string[], remove: string[] = []): Promise<HostRecord | null> {
+    return this.changeTags(address, (current) => editedTags(current, tags, remove))
+  }
+
+  /** The host with its tags changed by `change` (synchronously, so atomic like the other writes). */
+  private changeTags (address: string, change: (current: readonly string[]) => string[]): HostRecord | null {
+    const entry = this.hosts.get(normalizeAddress(address) ?? address)
+    if (entry === undefined) return null
+    const before = entry.record.tags
+    const tags = change(before)
+    if (tags.length === before.length && tags.every((t, i) => t === before[i])) return entry.record
+    this.putHost(withHostTags(entry.record, tags))
+    this.revision++
+    return entry.record
+  }
+
+  async hostsWithTags (tags: string[]): Promise<string[]> {
+    const out: string[] = []
+    for (const h of this.hosts.values()) if (tags.some((t) => h.record.tags.includes(t))) out.push(h.address)
+    return sortAddresses(out)
   }
 
   async hostsForCve (cveId: string): Promise<string[]> {

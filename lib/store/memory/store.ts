@@ -3,7 +3,7 @@ import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DE
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
-import { targetsKey } from '../../scans'
+import { targetsKey } from '../../scanner/targets'
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const

@@ -13,9 +13,10 @@ import type {
 import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
   decide, FINDING_SORT_DEFAULT_ORDER, findingId, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
-  hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit
+  hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit, withHostTags
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
+import { editedTags } from '../../tags'
 
 const EXPLOIT_BATCH = 1000
 /** Findings read and rewritten per transaction by refreshExploitContext. */
@@ -89,7 +90,7 @@ function intArrayText (values: readonly number[]): string {
 }
 
 function hostParams (hosts: readonly HostRecord[]): unknown[] {
-  const cols: unknown[][] = [[], [], [], [], [], [], [], [], []]
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], []]
   for (const h of hosts) {
     const facets = hostFacets(h)
     cols[0].push(h.address)
@@ -101,6 +102,7 @@ function hostParams (hosts: readonly HostRecord[]): unknown[] {
     cols[6].push(intArrayText(facets.ports))
     cols[7].push(JSON.stringify(facets.services))
     cols[8].push(JSON.stringify(facets.products))
+    cols[9].push(JSON.stringify(h.tags ?? []))
   }
   return [...cols, recordLines(hosts)]
 }
@@ -128,14 +130,15 @@ function findingParams (findings: readonly FindingRecord[], texts?: readonly str
 // Service and product names are arbitrary text: each host's list goes as a JSON array (a text of its own), turned
 // into text[] on the server.
 const UPSERT_HOSTS = `
-INSERT INTO hosts (address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record)
+INSERT INTO hosts (address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, tags, record)
 SELECT address, addr_key, last_seen_ms, findings_count, severity_score, search, ports::integer[],
-  ARRAY(SELECT json_array_elements_text(services::json)), ARRAY(SELECT json_array_elements_text(products::json)), record::json
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::integer[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[],
-  string_to_array($10::text, E'\n')) AS x(address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, record)
+  ARRAY(SELECT json_array_elements_text(services::json)), ARRAY(SELECT json_array_elements_text(products::json)),
+  ARRAY(SELECT json_array_elements_text(tags::json)), record::json
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::integer[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+  string_to_array($11::text, E'\n')) AS x(address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, tags, record)
 ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms = EXCLUDED.last_seen_ms,
   findings_count = EXCLUDED.findings_count, severity_score = EXCLUDED.severity_score, search = EXCLUDED.search, ports = EXCLUDED.ports,
-  services = EXCLUDED.services, products = EXCLUDED.products, record = EXCLUDED.record`
+  services = EXCLUDED.services, products = EXCLUDED.products, tags = EXCLUDED.tags, record = EXCLUDED.record`
 
 const UPSERT_FINDINGS = `
 INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
@@ -288,17 +291,16 @@ export class PostgresResultsStore implements ResultsStore {
     const distinct = [...new Set(addresses)]
     const written = await this.transaction(async (c) => {
       await c.query(LOCK_HOSTS, [distinct])
-      const [hostRows, findingRows, scanRows] = await Promise.all([
-        c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct]),
-        // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
-        // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
-        // exactly as written), and the new text is the one sent.
-        c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct]),
-        // Rows of a first write of each scan are not there: a probe of the primary key each.
-        c.query<{ scan_id: string, address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
-          'SELECT scan_id, address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE (scan_id, address) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-          [writes.map((w) => w.scanId), addresses])
-      ])
+      // One after another: a client runs one query at a time anyway, and pg refuses queries queued on a busy client.
+      const hostRows = await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = ANY($1::text[])', [distinct])
+      // Locked in id order, as every other writer of findings locks them: a refresh of KEV data waits or is waited for.
+      // As text: a finding is rewritten only when its JSON differs from the stored text (the json column keeps it
+      // exactly as written), and the new text is the one sent.
+      const findingRows = await c.query<{ text: string }>('SELECT record::text AS text FROM findings WHERE address = ANY($1::text[]) ORDER BY id FOR UPDATE', [distinct])
+      // Rows of a first write of each scan are not there: a probe of the primary key each.
+      const scanRows = await c.query<{ scan_id: string, address: string, text: string, finding_ids: string[], finding_ports: number[] }>(
+        'SELECT scan_id, address, record::text AS text, finding_ids, finding_ports FROM scan_hosts WHERE (scan_id, address) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+        [writes.map((w) => w.scanId), addresses])
       const hostsBefore = new Map(hostRows.rows.map((r) => [r.record.address, r.record]))
       const textBefore = new Map<string, string>()
       const findingsBefore = new Map<string, FindingRecord>()
@@ -380,6 +382,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.minSeverity !== undefined) where.push(`severity_score >= ${p.add(SEVERITY_RANK[query.minSeverity])}`)
     if (query.hasFindings !== undefined) where.push(query.hasFindings ? 'findings_count > 0' : 'findings_count = 0')
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
+    if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const total = Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
     const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.offset, query.limit, total)
@@ -440,6 +443,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.scanId !== undefined) where.push(this.scanFindingsWhere(query.scanId, query.host, p))
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
+    if (query.tag !== undefined) where.push(`address IN (SELECT address FROM hosts WHERE tags @> ARRAY[${p.add(query.tag)}::text])`)
     return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params: p, order, column: FINDING_SORT_COLUMN[sort] }
   }
 
@@ -463,11 +467,12 @@ export class PostgresResultsStore implements ResultsStore {
   }
 
   private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
+    // The counts tables know nothing of hosts: a tag's findings are counted row by row.
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
-      query.confidence === undefined && query.minCvss === undefined) {
+      query.confidence === undefined && query.minCvss === undefined && query.tag === undefined) {
       return await this.countByEpss(query, query.minEpss)
     }
-    if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined) {
+    if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined && query.tag === undefined) {
       const p = new Params()
       const where = this.countedWhere(query, p)
       const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM finding_counts WHERE ${where.join(' AND ')}`, p.values)
@@ -621,6 +626,37 @@ export class PostgresResultsStore implements ResultsStore {
     }
     if (changed > 0) await this.pool.query('UPDATE results_revision SET hosts = hosts + 1')
     return changed
+  }
+
+  async setHostTags (address: string, tags: string[]): Promise<HostRecord | null> {
+    return await this.changeTags(address, () => tags)
+  }
+
+  async addHostTags (address: string, tags: string[], remove: string[] = []): Promise<HostRecord | null> {
+    return await this.changeTags(address, (current) => editedTags(current, tags, remove))
+  }
+
+  /** The host with its tags changed by `change`, under the host's lock (a scan writing the host waits, or is waited for). */
+  private async changeTags (address: string, change: (current: readonly string[]) => string[]): Promise<HostRecord | null> {
+    const key = normalizeAddress(address) ?? address
+    return await this.transaction(async (c) => {
+      await c.query(LOCK_HOSTS, [[key]])
+      const found = await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [key])
+      const host = found.rows[0]?.record
+      if (host === undefined) return null
+      const before = host.tags ?? []
+      const tags = change(before)
+      if (host.tags !== undefined && tags.length === before.length && tags.every((t, i) => t === before[i])) return host
+      const next = withHostTags(host, tags)
+      await c.query(UPSERT_HOSTS, hostParams([next]))
+      await this.bumpRevision(c)
+      return next
+    })
+  }
+
+  async hostsWithTags (tags: string[]): Promise<string[]> {
+    const r = await this.pool.query<{ address: string }>('SELECT address FROM hosts WHERE tags && $1::text[]', [tags])
+    return sortAddresses(r.rows.map((row) => row.address))
   }
 
   async scanHosts (scanId: string): Promise<ScanHostRecord[]> {

@@ -6,7 +6,7 @@ import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
 import { scanEventsChannel } from '../../scan-events'
-import { targetsDigest, targetsKey } from '../../scans'
+import { targetsDigest, targetsKey } from '../../scanner/targets'
 
 /** Scans of the same targets read at a time while looking for a previous one in some status. */
 const PREVIOUS_PAGE = 50
@@ -155,7 +155,7 @@ export class RedisStore implements Store {
     return { created: false, scan: existing }
   }
 
-  /** The scans of one target list by creation time (lib/scans.ts targetsKey): how previousScan finds a scan's predecessors. */
+  /** The scans of one target list by creation time (lib/scanner/targets.ts targetsKey): how previousScan finds a scan's predecessors. */
   private scansOfTargetsKey (targets: ScanRecord['targets']): string {
     return this.key('scans', 'targets', targetsDigest(targets))
   }

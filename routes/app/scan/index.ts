@@ -9,6 +9,7 @@ import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scan
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
 import scanDiff from './diff'
+import { tagSet } from '../../../lib/tags'
 
 // Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
 const SSE_RESYNC_MS = 10_000
@@ -21,6 +22,18 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   // Autoload reads only index.ts in a folder that has one: the scan's other routes are registered from here.
   await fastify.register(scanDiff)
 
+  /**
+   * A scan with nothing but targetTags that name no host now would fail as soon as it is planned: said at once.
+   * A re-post of a scan that exists already is the same request whatever the hosts' tags are now.
+   */
+  const checkTargetTags = async (body: { id?: string, targets?: unknown[], targetTags?: string[] }): Promise<void> => {
+    const targetTags = tagSet(body.targetTags ?? [])
+    if ((body.targets ?? []).length > 0 || targetTags.length === 0) return
+    if (body.id !== undefined && await fastify.store.getScan(body.id) !== null) return
+    if ((await fastify.results.hostsWithTags(targetTags)).length > 0) return
+    throw new TargetError(`targetTags: no known host carries ${targetTags.length === 1 ? 'the tag' : 'any of the tags'} ${targetTags.join(', ')}, and the scan names no targets`)
+  }
+
   fastify.post('/', {
     prefixTrailingSlash: 'no-slash',
     schema: {
@@ -28,6 +41,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['scans'],
       summary: 'Post a scan',
       description: 'Validates the targets (format, host cap, scope lists) and puts the scan on the queue. ' +
+        '`targetTags` add the known hosts carrying those tags, looked up when the scan is planned; `tags` are added to every host it finds up. ' +
         'Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same ' +
         '200 and creates nothing; the same `id` with another body is a 409.',
       body: ref(ScanRequestSchema),
@@ -37,8 +51,9 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     const problem = scanRequestProblem(request.body, limits)
     if (problem !== null) throw problem.scope ? new ScopeError(problem.message) : new TargetError(problem.message)
     const keyScope = request.principal?.scope ?? []
-    const outside = keyScopeProblem(request.body.targets, keyScope)
+    const outside = keyScopeProblem(request.body.targets ?? [], keyScope)
     if (outside !== null) throw new KeyScopeError(outside)
+    await checkTargetTags(request.body)
     const record = newScanRecord(request.body, request.principal?.id ?? 'unknown')
     if (keyScope.length > 0) record.keyScope = [...keyScope]
     const { created, scan } = await fastify.store.createScan(record)

@@ -38,7 +38,7 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
   const checkScan = (scan: ScheduledScan, principal: Principal | null): void => {
     const problem = scanRequestProblem(scan, limits)
     if (problem !== null) throw problem.scope ? new ScopeError(`scan.${problem.message}`) : new TargetError(`scan.${problem.message}`)
-    const outside = keyScopeProblem(scan.targets, principal?.scope ?? [])
+    const outside = keyScopeProblem(scan.targets ?? [], principal?.scope ?? [])
     if (outside !== null) throw new KeyScopeError(`scan: ${outside}`)
   }
 

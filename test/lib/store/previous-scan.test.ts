@@ -2,7 +2,7 @@
 import { test } from 'tap'
 import type { ScanRecord, Store } from '../../../lib/store/types'
 import type { Target } from '../../../lib/scanner/types'
-import { targetsKey } from '../../../lib/scans'
+import { targetsKey } from '../../../lib/scanner/targets'
 import { backends, openBackendsIn } from '../../helper'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')

@@ -1,4 +1,5 @@
 import { test } from 'tap'
+import { getTemplate } from '../../../lib/scanner/templates'
 import { Queue } from 'bullmq'
 import { backends, build, SERVICE_KEY } from '../../helper'
 
@@ -83,12 +84,27 @@ test('defaults: a generated UUID id, template quick, priority 3', async (t) => {
   t.match((await app.inject({ url: `/app/scan/${id}`, headers: auth })).json(), { template: 'quick', priority: 3 })
 })
 
+test('udpPorts alone asks for UDP: no default udp: false is filled in over it', async (t) => {
+  const { app } = await build(t)
+  const posted = async (options: Record<string, unknown>): Promise<{ udp?: boolean, udpPorts?: string }> => {
+    const res = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { targets: [{ value: '10.0.0.1', type: 'single_ip' }], options } })
+    t.equal(res.statusCode, 200, res.body)
+    return (await app.inject({ url: `/app/scan/${res.json<{ id: string }>().id}`, headers: auth })).json()
+  }
+  const withPorts = await posted({ udpPorts: '53,161' })
+  t.not(withPorts.udp, false, 'udp is not set to false')
+  t.equal(getTemplate('quick', undefined, withPorts).udp, true, 'the worker scans UDP')
+  t.same(getTemplate('quick', undefined, withPorts).udpPorts, [53, 161])
+  t.equal(getTemplate('quick', undefined, await posted({})).udp, false, 'no UDP unless asked for')
+  t.equal(getTemplate('quick', undefined, await posted({ udpPorts: '53', udp: false })).udp, false, 'udp: false wins')
+})
+
 test('invalid scans are refused with a 400 that names the field, and nothing is queued', async (t) => {
   const { app } = await build(t, 'memory', { MAX_TARGETS: 3, MAX_HOSTS: 256, SCAN_DENY: '192.0.2.0/24' })
   const target = (value: string, type = 'single_ip') => ({ targets: [{ value, type }] })
   const cases: [unknown, RegExp][] = [
-    [{}, /targets is required/],
-    [{ targets: [] }, /targets must have at least 1 item/],
+    [{}, /^targets: a scan needs at least one target, or targetTags/],
+    [{ targets: [] }, /^targets: a scan needs at least one target, or targetTags/],
     [{ targets: Array(4).fill({ value: '10.0.0.1', type: 'single_ip' }) }, /targets has 4 items, more than the limit of 3/],
     [target('10.0.0.1', 'hostname'), /targets\[0\]\.type must be one of: single_ip, ip_range, cidr, dns_name/],
     [target('10.0.0.300'), /targets\[0\]\.value/],

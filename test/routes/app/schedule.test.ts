@@ -56,7 +56,7 @@ test('schedules: every problem is a 400 or 403 that names it', async (t) => {
     [{ cron: '0 3 * * *', timezone: 'Mars/Olympus', scan: SCAN }, 400, /timezone 'Mars\/Olympus' is not an IANA time zone/, 'VULNSCAN_SCHEDULE_INVALID'],
     [{ cron: '0 3 * * *', scan: { targets: [{ value: '10.0.0.999', type: 'single_ip' }] } }, 400, /^scan\.targets\[0\]\.value/, 'VULNSCAN_SCAN_INVALID_TARGET'],
     [{ cron: '0 3 * * *', scan: { targets: [{ value: '10.9.1.1', type: 'single_ip' }] } }, 400, /^scan\.targets\[0\]\.value/, 'VULNSCAN_SCAN_OUT_OF_SCOPE'],
-    [{ cron: '0 3 * * *', scan: { targets: [] } }, 400, /scan\.targets must have at least 1 item/, 'VULNSCAN_VALIDATION'],
+    [{ cron: '0 3 * * *', scan: { targets: [] } }, 400, /^scan\.targets: a scan needs at least one target, or targetTags/, 'VULNSCAN_SCAN_INVALID_TARGET'],
     [{ cron: '0 3 * * *' }, 400, /scan is required/, 'VULNSCAN_VALIDATION'],
     [{ cron: '0 3 * * *', scan: SCAN, every: 'day' }, 400, /unknown field 'every'/, 'VULNSCAN_VALIDATION']
   ]

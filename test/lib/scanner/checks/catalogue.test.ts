@@ -25,7 +25,7 @@ test('the README lists every check with its severity', async (t) => {
   for (const c of CHECKS) t.match(readme, new RegExp(`\\| \`${c.id}\` [^|]+ \\| ${c.severity} \\|`), `${c.id} is in the README's table`)
 })
 
-test('which checks apply: by service, by product for HTTP APIs, TLS ones only where TLS came first', async (t) => {
+test('which checks apply: by service, by product for HTTP APIs, TLS ones where TLS came first or STARTTLS can upgrade', async (t) => {
   const ids = (svc: Parameters<typeof checksFor>[0]): string[] => checksFor(svc).flatMap((c) => c.ids)
   t.same(ids({ service: 'redis', cpe: [] }), ['VULNSCAN-REDIS-NOAUTH'])
   t.same(ids({ service: 'http', cpe: [] }), [], 'plain HTTP of no known API: nothing')
@@ -33,7 +33,10 @@ test('which checks apply: by service, by product for HTTP APIs, TLS ones only wh
   t.ok(ids({ service: 'https', product: 'Docker', cpe: [], tls: {} }).includes('VULNSCAN-TLS-EXPIRED'))
   t.ok(ids({ service: 'https', product: 'Docker', cpe: [], tls: {} }).includes('VULNSCAN-DOCKER-API-NOAUTH'))
   const starttls = ids({ service: 'smtp', cpe: [], tls: {}, extraInfo: 'STARTTLS' })
-  t.same(starttls, ['VULNSCAN-SMTP-PLAINTEXT-AUTH'], 'after STARTTLS: the plain-text check, not the certificate ones')
+  const tlsIds = CHECKS.filter((c) => c.services[0] === 'tls').map((c) => c.id)
+  t.same(starttls.sort(), [...tlsIds, 'VULNSCAN-SMTP-PLAINTEXT-AUTH'].sort(), 'after STARTTLS: the plain-text check and the certificate ones')
+  t.same(ids({ service: 'imap', cpe: [] }).sort(), [...tlsIds, 'VULNSCAN-IMAP-PLAINTEXT-AUTH'].sort(), 'IMAP not yet upgraded: the checks try STARTTLS themselves')
+  t.same(ids({ service: 'ssh', cpe: [] }), ['VULNSCAN-SSH-TERRAPIN'], 'no STARTTLS in SSH: no certificate checks')
   t.same(ids({ service: 'smtp', cpe: [], tls: {} }), CHECKS.filter((c) => c.services[0] === 'tls').map((c) => c.id), 'SMTPS: the TLS checks only')
 })
 

@@ -6,13 +6,7 @@ import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
 import { runChecks } from '../../../../lib/scanner/checks/index'
 import { daemonUnavailable, startDaemon } from '../../../support/debian-daemon'
-
-const OPENSSL = '/usr/bin/openssl'
-
-const CA_CONF = [
-  '[ ca ]', 'default_ca = test', '[ test ]', 'dir = .', 'database = index.txt', 'new_certs_dir = .', 'serial = serial',
-  'default_md = sha256', 'policy = any', 'copy_extensions = copy', 'unique_subject = no', '[ any ]', 'commonName = supplied', ''
-].join('\n')
+import { OPENSSL, ca, caFiles, csr, expired, notYet, sign, valid } from '../../../support/test-certificates'
 
 interface Case {
   name: string
@@ -25,18 +19,6 @@ interface Case {
   expect: string[]
 }
 
-const ca: Array<[string, string[]]> = [
-  [OPENSSL, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '5', '-subj', '/CN=vulnscan test CA']]
-]
-const csr = (bits: number, cn: string): Array<[string, string[]]> => [
-  [OPENSSL, ['req', '-newkey', `rsa:${bits}`, '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', `/CN=${cn}`, '-addext', `subjectAltName=DNS:${cn}`]]
-]
-const sign = (from: string, to: string, self = false): Array<[string, string[]]> => [
-  [OPENSSL, ['ca', '-batch', '-config', 'ca.cnf', ...(self ? ['-selfsign', '-keyfile', 'srv.key'] : ['-cert', 'ca.pem', '-keyfile', 'ca.key']),
-    '-in', 'srv.csr', '-out', 'srv.pem', '-startdate', from, '-enddate', to, '-notext']]
-]
-const year = new Date().getUTCFullYear()
-const valid = [`${year - 1}0101000000Z`, `${year + 2}0101000000Z`] as const
 // Modern defaults: TLS 1.2 and 1.3 only, as Debian's OpenSSL configuration has it.
 const modern = ['-min_protocol', 'TLSv1.2']
 // What old servers allow: TLS 1.0 on, every cipher and key size.
@@ -52,14 +34,14 @@ const CASES: Case[] = [
   },
   {
     name: 'an expired, self-signed 1024-bit certificate for another name, TLS 1.0 accepted',
-    make: [...csr(1024, 'other.vulnscan.test'), ...sign(`${year - 3}0101000000Z`, `${year - 2}0101000000Z`, true)],
+    make: [...csr(1024, 'other.vulnscan.test'), ...sign(...expired, true)],
     options: legacy,
     hostname: 'www.vulnscan.test',
     expect: ['VULNSCAN-TLS-EXPIRED', 'VULNSCAN-TLS-HOSTNAME-MISMATCH', 'VULNSCAN-TLS-LEGACY-PROTOCOL', 'VULNSCAN-TLS-SELF-SIGNED', 'VULNSCAN-TLS-WEAK-KEY']
   },
   {
     name: 'a CA-issued certificate not valid before next year',
-    make: [...ca, ...csr(2048, 'late.vulnscan.test'), ...sign(`${year + 1}0101000000Z`, `${year + 2}0101000000Z`)],
+    make: [...ca, ...csr(2048, 'late.vulnscan.test'), ...sign(...notYet)],
     options: modern,
     hostname: 'late.vulnscan.test',
     expect: ['VULNSCAN-TLS-NOT-YET-VALID']
@@ -71,7 +53,7 @@ for (const c of CASES) {
     const d = await startDaemon({
       pkg: 'openssl',
       binary: OPENSSL,
-      files: () => ({ 'ca.cnf': CA_CONF, 'index.txt': '', serial: '01\n' }),
+      files: caFiles,
       prepare: () => c.make,
       args: ({ host, port }) => ['s_server', '-accept', `${host}:${port}`, '-cert', 'srv.pem', '-key', 'srv.key', '-www', '-quiet', ...c.options]
     })
@@ -85,7 +67,7 @@ for (const c of CASES) {
   })
 }
 
-test('TLS checks leave a service reached through STARTTLS to its certificate details, and a plain port alone', async (t) => {
+test('TLS checks leave a plain port without STARTTLS alone', async (t) => {
   const r = await runChecks({ host: '127.0.0.2', port: 1, service: { service: 'http', cpe: [] }, hostnames: ['x.vulnscan.test'] })
   t.same(r, { exposures: [], concluded: true }, 'no check applies to plain HTTP without a product: nothing is contacted')
 })
