@@ -188,7 +188,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
         // As a finding stored before this version reads: no protocol.
         await db!.query(`UPDATE ${table} SET record = replace(record::text, '"protocol":"tcp",', '')::json WHERE id = $1`, [id])
         t.equal((await db!.query(`SELECT record->>'protocol' AS p FROM ${table} WHERE id = $1`, [id])).rows[0].p, null)
-        const sql = readFileSync(join(MIGRATIONS_DIR, '1767312000000_finding_protocol.sql'), 'utf8')
+        const sql = readFileSync(join(MIGRATIONS_DIR, '1767398400000_finding_protocol.sql'), 'utf8')
         const up = sql.slice(0, sql.indexOf('-- Down Migration'))
         await db!.query(`SET search_path TO "${schema}"`)
         await db!.query(up)
