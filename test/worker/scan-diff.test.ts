@@ -55,7 +55,7 @@ test('a daemon stopped between two scans: its port closed and its findings fixed
       t.equal(res.statusCode, 200, res.body)
       const d = res.json() as Json
       t.equal(d.against, 'before', 'compared with the previous completed scan of the same target')
-      t.same(d.ports.closed, [{ address: host, port, service: 'ssh', product: 'OpenSSH', version: '9.2p1' }], 'the port closed, with what ran there')
+      t.same(d.ports.closed, [{ address: host, port, protocol: 'tcp', service: 'ssh', product: 'OpenSSH', version: '9.2p1' }], 'the port closed, with what ran there')
       t.same(d.ports.opened, [])
       t.same([d.hosts.appeared, d.hosts.down], [[], []], 'the host answered both times (a refused connect is an answer)')
       t.equal(d.totals.fixedFindings, seen.total, 'every finding the first scan observed is fixed')
