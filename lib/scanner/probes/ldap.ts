@@ -24,17 +24,25 @@ function tlv (tag: number, body: Buffer): Buffer {
 const octets = (s: string, tag = 0x04): Buffer => tlv(tag, Buffer.from(s, 'utf8'))
 const int = (n: number, tag = 0x02): Buffer => tlv(tag, Buffer.from([n]))
 
-/** SearchRequest for the root DSE: base "", scope base, filter (objectClass=*). */
-export function rootDseRequest (messageId = 1): Buffer {
+/**
+ * SearchRequest: `base`, scope (0 base, 1 one level), filter (objectClass=*), size and time limits, attributes.
+ * The probe asks for the root DSE; the anonymous-read check (../checks/ldap.ts) searches under naming contexts.
+ */
+export function searchRequest (messageId: number, base: string, scope: 0 | 1, sizeLimit: number, attributes: string[], timeLimit = 0): Buffer {
   const search = Buffer.concat([
-    octets(''), int(0, 0x0a), int(0, 0x0a), int(0), int(0), tlv(0x01, Buffer.from([0])),
+    octets(base), int(scope, 0x0a), int(0, 0x0a), int(sizeLimit), int(timeLimit), tlv(0x01, Buffer.from([0])),
     octets('objectClass', 0x87),
-    tlv(0x30, Buffer.concat(ATTRIBUTES.map((a) => octets(a))))
+    tlv(0x30, Buffer.concat(attributes.map((a) => octets(a))))
   ])
   return tlv(0x30, Buffer.concat([int(messageId), tlv(0x63, search)]))
 }
 
-interface Node { tag: number, body: Buffer, end: number }
+/** SearchRequest for the root DSE: base "", scope base, filter (objectClass=*). */
+export function rootDseRequest (messageId = 1): Buffer {
+  return searchRequest(messageId, '', 0, 0, ATTRIBUTES)
+}
+
+export interface Node { tag: number, body: Buffer, end: number }
 
 /** One BER TLV at `off` (definite lengths only); null when incomplete or malformed. */
 function read (buf: Buffer, off: number): Node | null {
@@ -53,7 +61,8 @@ function read (buf: Buffer, off: number): Node | null {
   return { tag, body: buf.subarray(start, start + len), end: start + len }
 }
 
-function children (buf: Buffer): Node[] {
+/** The TLVs one after another in `buf` (a constructed value's body), up to the first incomplete one. */
+export function children (buf: Buffer): Node[] {
   const out: Node[] = []
   for (let off = 0; off < buf.length;) {
     const n = read(buf, off)
@@ -64,17 +73,17 @@ function children (buf: Buffer): Node[] {
   return out
 }
 
-interface LdapMessage { op: number, op_body: Buffer }
+export interface LdapMessage { op: number, body: Buffer }
 
-/** The complete LDAPMessages at the start of a reply. */
-function messages (reply: Buffer): LdapMessage[] {
+/** The complete LDAPMessages at the start of a reply: operation tag and body. */
+export function ldapMessages (reply: Buffer): LdapMessage[] {
   const out: LdapMessage[] = []
   for (let off = 0; off < reply.length;) {
     const m = read(reply, off)
     if (!m || m.tag !== 0x30) break
     const [id, op] = children(m.body)
     if (!id || id.tag !== 0x02 || !op) break
-    out.push({ op: op.tag, op_body: op.body })
+    out.push({ op: op.tag, body: op.body })
     off = m.end
   }
   return out
@@ -82,7 +91,7 @@ function messages (reply: Buffer): LdapMessage[] {
 
 /** Complete at SearchResultDone (or any response that ends the exchange, such as a notice of disconnection). */
 export function complete (reply: Buffer): boolean {
-  return messages(reply).some((m) => m.op === 0x65 || m.op === 0x78)
+  return ldapMessages(reply).some((m) => m.op === 0x65 || m.op === 0x78)
 }
 
 const RESULT_CODES: Record<number, string> = {
@@ -100,7 +109,8 @@ const VENDOR_VERSIONS: Array<[RegExp, string]> = [
 
 export const products = ['OpenLDAP', 'ApacheDS', 'Microsoft Active Directory', ...VENDOR_VERSIONS.map(([, p]) => p)]
 
-function attributesOf (entry: Buffer): Map<string, string[]> {
+/** A SearchResultEntry's attributes by lower-case type. */
+export function attributesOf (entry: Buffer): Map<string, string[]> {
   const attrs = new Map<string, string[]>()
   const [, list] = children(entry)
   if (!list || list.tag !== 0x30) return attrs
@@ -113,16 +123,16 @@ function attributesOf (entry: Buffer): Map<string, string[]> {
 }
 
 export function parse (reply: Buffer): ProbeMatch | null {
-  const msgs = messages(reply)
+  const msgs = ldapMessages(reply)
   if (!msgs.length || !msgs.some((m) => m.op === 0x64 || m.op === 0x65 || m.op === 0x78)) return null
   const entry = msgs.find((m) => m.op === 0x64)
   if (!entry) {
     const done = msgs.find((m) => m.op === 0x65 || m.op === 0x78)
-    const [code] = done ? children(done.op_body) : []
+    const [code] = done ? children(done.body) : []
     const rc = code?.tag === 0x0a && code.body.length === 1 ? code.body[0] : undefined
     return clean({ service: 'ldap', extraInfo: rc ? `root DSE refused: ${RESULT_CODES[rc] ?? `result ${rc}`}` : undefined })
   }
-  const attrs = attributesOf(entry.op_body)
+  const attrs = attributesOf(entry.body)
   const one = (k: string): string | undefined => attrs.get(k.toLowerCase())?.[0]
   const vendorName = one('vendorName')
   const vendorVersion = one('vendorVersion')
