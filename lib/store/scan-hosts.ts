@@ -5,17 +5,8 @@ import type { HostScanWrite, ScanHostRecord, ScanPort } from './results-types'
 import type { Transport } from '../scanner/types'
 import { portRanges, portSet, unionRanges } from './port-ranges'
 
-/** What a scan saw of a host, but its findings (each backend keeps those its own compact way). */
-export interface ScanHostHead {
-  up: boolean
-  at: string
-  scanned: string
-  settled: string
-  /** Present only when the scan covered (or settled) UDP ports: snapshots of TCP-only scans stay as they were. */
-  scannedUdp?: string
-  settledUdp?: string
-  ports: ScanPort[]
-}
+/** What a scan saw of a host, but its address and findings (each backend keeps those its own compact way). */
+export type ScanHostHead = Omit<ScanHostRecord, 'address' | 'findings'>
 
 function scanPortOf (p: HostScanWrite['host']['ports'][number]): ScanPort {
   // Built field by field in one order: the same snapshot always has the same JSON (an unchanged row is not rewritten).

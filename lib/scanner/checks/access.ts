@@ -9,20 +9,9 @@ import * as mongodb from '../probes/mongodb'
 import * as mqtt from '../probes/mqtt'
 import * as postgresql from '../probes/postgresql'
 import * as redis from '../probes/redis'
-import { evidenceOf, type CheckResult, type CheckSession, type PortCheck } from './session'
+import { evidenceOf, withConn, type CheckResult, type CheckSession, type PortCheck } from './session'
 import { ldapAnonymousRead } from './ldap'
 import { zookeeperAnonymousRead } from './zookeeper'
-
-/** Open a connection, run `fn` on it, close it; null (no verdict) when the port refuses. */
-async function withConn (s: CheckSession, fn: (c: Conn) => Promise<CheckResult>): Promise<CheckResult> {
-  const c = await s.open()
-  if (c === null) return null
-  try {
-    return await fn(c)
-  } finally {
-    c.close()
-  }
-}
 
 /** Send, then read until `done`: the reply, or null when nothing came (a timeout is no verdict). */
 async function ask (c: Conn, s: CheckSession, send: Buffer | null, done: (r: Buffer) => boolean): Promise<Buffer | null> {

@@ -59,3 +59,13 @@ export function evidenceOf (reply: Buffer | string, max = 300): string {
   return text.length > max ? text.slice(0, max) + '…' : text
 }
 
+/** Open a connection, run `fn` on it, close it; null (no verdict) when the port refuses. */
+export async function withConn (s: CheckSession, fn: (c: Conn) => Promise<CheckResult>): Promise<CheckResult> {
+  const c = await s.open()
+  if (c === null) return null
+  try {
+    return await fn(c)
+  } finally {
+    c.close()
+  }
+}

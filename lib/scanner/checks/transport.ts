@@ -7,13 +7,12 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import type { X509Certificate } from 'node:crypto'
-import type { Conn } from '../conn'
 import { isSelfSigned, openTls, type TlsSession } from '../tls'
 import { lines } from '../probes/common'
 import type { StartTlsDialogue } from '../probes/descriptor'
 import { REGISTRY } from '../probes/index'
 import type { ServiceInfo } from '../types'
-import { evidenceOf, type CheckResult, type CheckSession, type Exposure, type PortCheck } from './session'
+import { evidenceOf, withConn, type CheckResult, type CheckSession, type Exposure, type PortCheck } from './session'
 
 /** RSA moduli shorter than this are weak (NIST SP 800-131A). */
 export const MIN_RSA_BITS = 2048
@@ -267,16 +266,6 @@ const sshTerrapin: PortCheck = {
     const why = terrapin(kex)
     return why === null ? [] : [{ check: 'VULNSCAN-SSH-TERRAPIN', evidence: evidenceOf(why) }]
   })
-}
-
-async function withConn (s: CheckSession, fn: (c: Conn) => Promise<CheckResult>): Promise<CheckResult> {
-  const c = await s.open()
-  if (c === null) return null
-  try {
-    return await fn(c)
-  } finally {
-    c.close()
-  }
 }
 
 /** The last line of a multi-line `NNN-`/`NNN ` reply has arrived. */
