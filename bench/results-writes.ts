@@ -1,16 +1,15 @@
 // The results database's write rate alone: first scans and re-scans of N hosts written through
 // `PostgresResultsStore.recordHosts` in batches, by a few writers at once, into a schema of this run's own
-// (dropped at the end), with the time split between the store and the database server. Quicker to repeat
+// (dropped at the end). Quicker to repeat
 // than bench/results-scale.ts, which measures every route as well; use it to compare write-path changes
 // (interleave runs: the machine's load moves more than most changes do).
 //   npx tsx bench/results-writes.ts [--hosts 4000] [--rescan 2000] [--batch 100] [--writers 2] [--runs 1]
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { Client, Pool } from 'pg'
-import { migrateResults } from '../lib/store/postgres/migrate'
-import { PostgresResultsStore } from '../lib/store/postgres/results'
-import type { HostScanWrite } from '../lib/store/results-types'
+import { openResultsDatabase } from '../lib/backends'
+import { loadConfig } from '../lib/config'
+import type { HostScanWrite, ResultsStore } from '../lib/store/results-types'
 import { resultsData } from './support/results-data'
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -35,7 +34,7 @@ const T0 = Date.parse('2026-11-20T08:00:00.000Z')
 interface Rate { hosts: number, findings: number, seconds: number }
 
 /** Hosts [from, from+count) in batches, `WRITERS` batches in flight; the writes are built before the clock starts. */
-async function writeAll (store: PostgresResultsStore, from: number, count: number, scanId: string, rescan: boolean, at: number): Promise<Rate> {
+async function writeAll (store: ResultsStore, from: number, count: number, scanId: string, rescan: boolean, at: number): Promise<Rate> {
   const data = resultsData()
   const batches: HostScanWrite[][] = []
   let findings = 0
@@ -59,25 +58,16 @@ function line (name: string, r: Rate): string {
     `(${r.hosts} hosts, ${r.findings} findings, ${r.seconds.toFixed(2)} s; target ${TARGET_HOSTS_PER_SEC} hosts/s: ${hps >= TARGET_HOSTS_PER_SEC ? 'PASS' : 'FAIL'})`
 }
 
-async function run (): Promise<{ first: Rate, rescan: Rate, updates: number, hot: number }> {
-  const schema = `bench_writes_${randomBytes(4).toString('hex')}`
-  const migrator = new Client({ connectionString: DATABASE_URL })
-  await migrator.connect()
-  await migrateResults(migrator, schema)
-  await migrator.end()
-  const pool = new Pool({ connectionString: DATABASE_URL, options: `-c search_path=${schema}`, max: WRITERS + 1 })
+async function run (): Promise<{ first: Rate, rescan: Rate }> {
+  const config = loadConfig({ DATABASE_URL, DATABASE_SCHEMA: `bench_writes_${randomBytes(4).toString('hex')}`, DATABASE_POOL_MAX: WRITERS + 1, LOG_LEVEL: 'silent' })
+  const database = await openResultsDatabase(config, { warn: () => {} })
   try {
-    const store = new PostgresResultsStore({ pool })
-    const first = await writeAll(store, 0, HOSTS, 'bench-1', false, T0)
-    const again = await writeAll(store, 0, RESCAN, 'bench-2', true, T0 + 86_400_000)
-    // The statistics collector reports a moment late: what share of finding updates were HOT (no index entries).
-    await new Promise((resolve) => setTimeout(resolve, 800))
-    const stats = (await pool.query<{ upd: string, hot: string }>(
-      "SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'findings'")).rows[0]
-    return { first, rescan: again, updates: Number(stats?.upd ?? 0), hot: Number(stats?.hot ?? 0) }
+    const first = await writeAll(database.results, 0, HOSTS, 'bench-1', false, T0)
+    const rescan = await writeAll(database.results, 0, RESCAN, 'bench-2', true, T0 + 86_400_000)
+    return { first, rescan }
   } finally {
-    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
-    await pool.end()
+    await database.purge().catch(() => {})
+    await database.close()
   }
 }
 
@@ -85,7 +75,7 @@ async function main (): Promise<void> {
   for (let i = 0; i < RUNS; i++) {
     const load = loadavg()[0].toFixed(1)
     const r = await run()
-    process.stdout.write(`run ${i + 1} (load ${load})\n  ${line('first scan', r.first)}\n  ${line('re-scan', r.rescan)}\n  finding row updates ${r.updates}, HOT ${r.hot}\n`)
+    process.stdout.write(`run ${i + 1} (load ${load})\n  ${line('first scan', r.first)}\n  ${line('re-scan', r.rescan)}\n`)
   }
 }
 
@@ -93,4 +83,3 @@ main().catch((err) => {
   process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
   process.exit(1)
 })
-process.on('exit', () => { const g: any = globalThis; if (g.PROF) console.log(Object.entries(g.PROF).sort((a: any, b: any) => b[1] - a[1]).map(([k, v]: any) => `${Math.round(v)} ms ${k.replace(/\s+/g, ' ')}`).join('\n')) })

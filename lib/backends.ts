@@ -171,7 +171,7 @@ function noResults (): ResultsStore {
   })
 }
 
-interface ResultsDatabase {
+export interface ResultsDatabase {
   results: ResultsStore
   close(): Promise<void>
   /** Drop the results schema (tests and benches on a throwaway DATABASE_SCHEMA). */
@@ -180,9 +180,9 @@ interface ResultsDatabase {
 
 /**
  * The results database of the scaled deployment: a pool whose connections see DATABASE_SCHEMA first, after the
- * schema is migrated on a connection of its own.
+ * schema is migrated on a connection of its own. Alone (without Redis) for the write benchmark.
  */
-async function openPostgres (config: Config, logger: BackendsLogger): Promise<ResultsDatabase> {
+export async function openResultsDatabase (config: Config, logger: BackendsLogger): Promise<ResultsDatabase> {
   const url = config.DATABASE_URL ?? ''
   const schema = config.DATABASE_SCHEMA
   const connection: ClientConfig = {
@@ -229,7 +229,7 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
   }
   let database: ResultsDatabase | undefined
   try {
-    database = wantResults ? await openPostgres(config, logger) : undefined
+    database = wantResults ? await openResultsDatabase(config, logger) : undefined
   } catch (err) {
     main.disconnect()
     throw err
