@@ -164,26 +164,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/app/scan/{id}/diff": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Compare a scan with another
-         * @description What changed between two ended scans: findings new (observed by this scan, not by the other), fixed (observed by the other on a host and port this scan covered and settled, not observed now) and unchanged; ports opened and closed on hosts up in both (only ports both scans covered count); services whose product or version changed; hosts that appeared or went down. Without `against`, the previous completed scan of the same targets (the same set of target values, order aside). Every list is paged by the same `limit` (default 100, at most 1000) and `offset`; `totals` gives each list's full length. 404 for an unknown scan; 409 for a scan still queued or running, or when no earlier completed scan of the same targets exists. Scans from before this version kept no per-scan results and compare as empty. Needs the `reader` role or higher (any key).
-         */
-        get: operations["diffScan"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/app/scan": {
         parameters: {
             query?: never;
@@ -244,6 +224,26 @@ export interface paths {
          * @description A `progress` event whenever the scan changes (data: the Scan), then one `end` event with the final state, after which the stream closes. Each event has an `id`; reconnecting with `Last-Event-ID` skips a state already seen. Updates are pushed by the store (across API instances and workers). At most SSE_MAX_STREAMS_PER_KEY streams per key and SSE_MAX_STREAMS in all per instance: 429 beyond. Needs the `reader` role or higher (any key).
          */
         get: operations["streamScanEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/scan/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare a scan with another
+         * @description What changed between two ended scans: findings new (observed by this scan, not by the other), fixed (observed by the other on a host and port this scan covered and settled, not observed now) and unchanged; ports opened and closed on hosts up in both (only ports both scans covered count); services whose product or version changed; hosts that appeared or went down. Without `against`, the previous completed scan of the same targets (the same set of target values, order aside). Every list is paged by the same `limit` (default 100, at most 1000) and `offset`; `totals` gives each list's full length. 404 for an unknown scan; 409 for a scan still queued or running, or when no earlier completed scan of the same targets exists. Scans from before this version kept no per-scan results and compare as empty. Needs the `reader` role or higher (any key).
+         */
+        get: operations["diffScan"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2940,89 +2940,6 @@ export interface operations {
             };
         };
     };
-    diffScan: {
-        parameters: {
-            query?: {
-                /** @description The scan to compare with; default: the previous completed scan of the same targets */
-                against?: string;
-                /** @description Most items of each list */
-                limit?: number;
-                /** @description Items to skip at the start of each list */
-                offset?: number;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The differences */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScanDiff"];
-                };
-            };
-            /** @description The request is invalid; `error` names the field */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with an existing resource */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; retry after the `retry-after` header */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Storage or queue unavailable; retry shortly */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     listScans: {
         parameters: {
             query?: {
@@ -3395,6 +3312,89 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    diffScan: {
+        parameters: {
+            query?: {
+                /** @description The scan to compare with; default: the previous completed scan of the same targets */
+                against?: string;
+                /** @description Most items of each list */
+                limit?: number;
+                /** @description Items to skip at the start of each list */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The differences */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanDiff"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,7 +8,6 @@ import { Type } from '@sinclair/typebox'
 import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
-import scanDiff from './diff'
 import { tagSet } from '../../../lib/tags'
 
 // Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
@@ -19,8 +18,6 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   // Open event streams end when the server closes, instead of holding the close up.
   const streams = new Set<() => void>()
   fastify.addHook('preClose', async () => { for (const end of streams) end() })
-  // Autoload reads only index.ts in a folder that has one: the scan's other routes are registered from here.
-  await fastify.register(scanDiff)
 
   /**
    * A scan with nothing but targetTags that name no host now would fail as soon as it is planned: said at once.
