@@ -29,7 +29,10 @@ test('a scan during an NVD outage completes, lists unchecked products, and they 
   const during = await waitEnd('outage')
   t.equal(during.status, 'completed', 'the scan completes without the NVD')
   t.same(during.summary.uncheckedProducts, ['eclipse:mosquitto'], 'and says what it could not check')
-  t.equal((await app.inject({ url: '/vulnerability', headers: auth })).json().total, 0, 'no finding yet')
+  // CVE findings only: the broker's exposure findings (anonymous clients) need no NVD and are there already.
+  const cveIds = async (): Promise<string[]> => (await app.inject({ url: '/vulnerability?limit=500', headers: auth })).json().items
+    .filter((f: { source: string }) => f.source !== 'vulnscan').map((f: { cveId: string }) => f.cveId).sort()
+  t.same(await cveIds(), [], 'no CVE finding yet')
 
   nvd.setDown(false)
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'later', targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'discovery', ports: '1' } } })
@@ -37,7 +40,7 @@ test('a scan during an NVD outage completes, lists unchecked products, and they 
   const want = expectedCves(['eclipse:mosquitto'], mosquitto.version)
   let got: string[] = []
   for (let i = 0; i < 50 && got.length < want.length; i++) {
-    got = (await app.inject({ url: '/vulnerability', headers: auth })).json().items.map((f: { cveId: string }) => f.cveId).sort()
+    got = await cveIds()
     if (got.length < want.length) await new Promise((resolve) => setTimeout(resolve, 100))
   }
   t.same(got, want, 'the products are matched once the NVD answers')
