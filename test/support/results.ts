@@ -1,7 +1,9 @@
 // Builders for results-store tests: host scan writes whose findings come from the real NVD fixture records.
 import { normalizeCve } from '../../lib/nvd/normalize'
 import type { PortResult } from '../../lib/scanner/types'
-import type { Confidence, HostScanWrite, NewFinding } from '../../lib/store/results-types'
+import { Client } from 'pg'
+import type { Confidence, HostScanWrite, NewFinding, ResultsStore } from '../../lib/store/results-types'
+import { DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../helper'
 import { rawFixture } from './nvd-fixtures'
 
 export interface Service { port: number, service: string, product?: string, version?: string, distro?: string, banner?: string, state?: 'open' | 'filtered' }
@@ -75,4 +77,18 @@ export function write (opts: {
     findings: opts.findings ?? [],
     settledPorts: opts.settledPorts ?? services.map((s) => s.port)
   }
+}
+
+/** A results store of a test's own on one backend, and on the scaled one a client to look at what it left in the database. */
+export interface OpenedResults { store: ResultsStore, db?: Client, schema: string }
+
+export async function openResults (t: { teardown(fn: () => unknown): void }, backend: Backend, name: string): Promise<OpenedResults> {
+  const prefix = uniquePrefix(name).replace(/:/g, '.')
+  const schema = uniqueSchema(name.replace(/-/g, '_'))
+  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
+  if (backend !== 'redis') return { store: opened.results, schema }
+  const db = new Client({ connectionString: DATABASE_TEST_URL })
+  await db.connect()
+  t.teardown(() => db.end())
+  return { store: opened.results, db, schema }
 }

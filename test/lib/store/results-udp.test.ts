@@ -4,26 +4,16 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'tap'
-import { Client } from 'pg'
 import { findingId } from '../../../lib/store/results-merge'
 import { MIGRATIONS_DIR } from '../../../lib/store/postgres/migrate'
-import type { HostScanWrite, NewFinding, ResultsStore } from '../../../lib/store/results-types'
+import type { HostScanWrite, NewFinding } from '../../../lib/store/results-types'
 import type { PortResult } from '../../../lib/scanner/types'
-import { backends, DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../../helper'
-import { finding } from '../../support/results'
+import { backends, type Backend } from '../../helper'
+import { finding, openResults, type OpenedResults } from '../../support/results'
 
-interface Opened { store: ResultsStore, db?: Client, schema: string }
+type Opened = OpenedResults
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
-  const prefix = uniquePrefix('results-udp').replace(/:/g, '.')
-  const schema = uniqueSchema('results_udp')
-  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
-  if (backend !== 'redis') return { store: opened.results, schema }
-  const db = new Client({ connectionString: DATABASE_TEST_URL })
-  await db.connect()
-  t.teardown(() => db.end())
-  return { store: opened.results, db, schema }
-}
+const open = async (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> => await openResults(t, backend, 'results-udp')
 
 const T0 = Date.parse('2026-02-01T00:00:00.000Z')
 const H = 3600_000

@@ -6,22 +6,12 @@ import { PostgresResultsStore } from '../../../lib/store/postgres/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../../helper'
-import { finding, write } from '../../support/results'
+import { backends, openBackendsIn, type Backend } from '../../helper'
+import { finding, write, openResults, type OpenedResults } from '../../support/results'
 
-interface Opened { store: ResultsStore, db?: Client, schema: string }
+type Opened = OpenedResults
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
-  const prefix = uniquePrefix('results').replace(/:/g, '.')
-  const schema = uniqueSchema('results')
-  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
-  if (backend !== 'redis') return { store: opened.results, schema }
-  // A client of the test's own, to look at what the store left in the results database.
-  const db = new Client({ connectionString: DATABASE_TEST_URL })
-  await db.connect()
-  t.teardown(() => db.end())
-  return { store: opened.results, db, schema }
-}
+const open = async (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> => await openResults(t, backend, 'results')
 
 /** Every row of every results table but the hosts revision (it moves with every write by design), in key order. */
 async function dump (db: Client, schema: string): Promise<Record<string, unknown>> {

@@ -1,24 +1,13 @@
 // What each scan saw of each host, on both results backends: the `scanId` filters of host and finding lists and
 // the per-scan snapshots a scan diff compares.
 import { test } from 'tap'
-import { Client } from 'pg'
 import { findingId } from '../../../lib/store/results-merge'
-import type { ResultsStore } from '../../../lib/store/results-types'
-import { backends, DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../../helper'
-import { finding, write } from '../../support/results'
+import { backends, type Backend } from '../../helper'
+import { finding, write, openResults, type OpenedResults } from '../../support/results'
 
-interface Opened { store: ResultsStore, db?: Client, schema: string }
+type Opened = OpenedResults
 
-async function open (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> {
-  const prefix = uniquePrefix('scanhosts').replace(/:/g, '.')
-  const schema = uniqueSchema('scanhosts')
-  const opened = await openBackendsIn(t, backend, { REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, DATABASE_SCHEMA: schema })
-  if (backend !== 'redis') return { store: opened.results, schema }
-  const db = new Client({ connectionString: DATABASE_TEST_URL })
-  await db.connect()
-  t.teardown(() => db.end())
-  return { store: opened.results, db, schema }
-}
+const open = async (t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Opened> => await openResults(t, backend, 'scanhosts')
 
 const T0 = Date.parse('2026-02-01T00:00:00.000Z')
 const H = 3600_000
