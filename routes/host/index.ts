@@ -4,6 +4,7 @@ import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchem
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { parseAddress } from '../../lib/addresses'
+import type { HostRecord } from '../../lib/store/types'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
 import { tagSet } from '../../lib/tags'
 
@@ -40,6 +41,12 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     return reply.type('application/json; charset=utf-8').send(body as never)
   })
 
+  /** The host, or the 404 that names its address. */
+  const known = (address: string, host: HostRecord | null): HostRecord => {
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    return host
+  }
+
   fastify.get('/:address', {
     schema: {
       operationId: 'getHost',
@@ -51,9 +58,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const address = parseAddress(request.params.address)
-    const host = await fastify.results.getHost(address)
-    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
-    return host
+    return known(address, await fastify.results.getHost(address))
   })
 
   fastify.delete('/:address', {
@@ -85,9 +90,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const address = parseAddress(request.params.address)
-    const host = await fastify.results.setHostTags(address, tagSet(request.body.tags))
-    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
-    return host
+    return known(address, await fastify.results.setHostTags(address, tagSet(request.body.tags)))
   })
 
   fastify.patch('/:address/tags', {
@@ -103,9 +106,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const address = parseAddress(request.params.address)
-    const host = await fastify.results.addHostTags(address, tagSet(request.body.add ?? []), tagSet(request.body.remove ?? []))
-    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
-    return host
+    return known(address, await fastify.results.addHostTags(address, tagSet(request.body.add ?? []), tagSet(request.body.remove ?? [])))
   })
 
   fastify.get('/:address/vulnerability', {
