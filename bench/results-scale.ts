@@ -152,7 +152,7 @@ async function measureCsv (port: number, key: string, name: string, query: strin
   return { name, path, rows, expected, seconds, rowsPerSec, mb: bytes / 1e6, pass: rows === expected && rowsPerSec >= TARGETS.csvRowsPerSec }
 }
 
-function cases (hosts: number, findings: number, someCve: string, findingIds: string[]): Case[] {
+function cases (hosts: number, findings: number, someCve: string, findingIds: string[], middle: { hosts: string, findings: string }): Case[] {
   const data = resultsData()
   const rnd = random(42)
   const pick = (): number => Math.floor(rnd() * hosts)
@@ -177,12 +177,14 @@ function cases (hosts: number, findings: number, someCve: string, findingIds: st
     list('minSeverity=critical&sort=severity', (n) => `/host?minSeverity=critical&sort=severity&limit=${size(n)}`),
     list('hasFindings=false', (n) => `/host?hasFindings=false&limit=${size(n)}`),
     list('port=443&minSeverity=high, last page', (n) => `/host?port=443&minSeverity=high&limit=${size(n)}&offset=${Math.floor(hosts / 3)}`),
+    list('middle page by cursor (lastSeen desc)', (n) => `/host?limit=${size(n)}&cursor=${middle.hosts}`),
 
     flist('first page (cvss desc)', () => '/vulnerability'),
     flist('last page', (n) => `/vulnerability?offset=${lastFindings(n)}`),
     flist('sort=risk', () => '/vulnerability?sort=risk'),
     flist('sort=lastSeen', () => '/vulnerability?sort=lastSeen'),
     flist('sort=firstSeen asc, deep page', () => `/vulnerability?sort=firstSeen&order=asc&offset=${Math.floor(findings / 2)}`),
+    flist('sort=firstSeen asc, middle page by cursor', () => `/vulnerability?sort=firstSeen&order=asc&cursor=${middle.findings}`),
     flist('kev=true&minCvss=7', () => '/vulnerability?kev=true&minCvss=7'),
     flist('kev=true&minCvss=7&sort=risk, page 3', () => '/vulnerability?kev=true&minCvss=7&sort=risk&offset=100'),
     flist('severity=critical&status=open', () => '/vulnerability?severity=critical&status=open'),
@@ -251,8 +253,13 @@ async function main (): Promise<void> {
     console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterRescan.rss / 1e6)} MB, peak ${Math.round(afterRescan.maxRss / 1e6)} MB`)
     const total: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
 
+    // Cursors from the middle of each list (a deep offset read once, untimed): where a client paging by cursor gets to.
+    const middle = {
+      hosts: (await getJson(server.port, serviceKey, `/host?limit=50&offset=${Math.floor(hosts / 2)}`)).nextCursor,
+      findings: (await getJson(server.port, serviceKey, `/vulnerability?sort=firstSeen&order=asc&offset=${Math.floor(total / 2)}`)).nextCursor
+    }
     const measured: Measured[] = []
-    for (const c of cases(hosts, total, resultsData().someCve(), ids)) {
+    for (const c of cases(hosts, total, resultsData().someCve(), ids, middle)) {
       const m = await measure(server.port, serviceKey, c)
       console.log(`  ${m.group.padEnd(8)} ${m.name.padEnd(42)} p50 ${m.p50Ms.toFixed(1).padStart(6)} ms  p99 ${m.p99Ms.toFixed(1).padStart(6)} ms  (< ${m.targetMs}) ${passFail(m.pass)}`)
       measured.push(m)

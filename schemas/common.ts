@@ -26,13 +26,26 @@ export function paging (q: { limit?: number, offset?: number }): { limit: number
   return { limit: q.limit ?? 50, offset: q.offset ?? 0 }
 }
 
-/** A list page `{ items, total, limit, offset }` of the given shared schema. */
-export function pageOf<T extends TSchema> (item: T, $id: string): TObject {
+/** Keyset paging on the long lists: `?cursor=` takes the `nextCursor` of the page before. */
+export const CursorProperty = Type.Optional(Type.String({
+  minLength: 1,
+  maxLength: 512,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'Start after the last item of the page that gave this `nextCursor` (keyset paging: as quick deep in the list ' +
+    'as on its first page, nothing skipped or repeated while results are written). Use with the same sort, order and ' +
+    'filters, and no offset'
+}))
+
+/** A list page `{ items, total, limit, offset }` of the given shared schema; with `cursor`, also `nextCursor`. */
+export function pageOf<T extends TSchema> (item: T, $id: string, opts: { cursor?: boolean } = {}): TObject {
   return Type.Object({
     items: Type.Array(ref(item)),
     total: Type.Integer({ minimum: 0 }),
     limit: Type.Integer({ minimum: 1 }),
-    offset: Type.Integer({ minimum: 0 })
+    offset: Type.Integer({ minimum: 0 }),
+    ...(opts.cursor === true
+      ? { nextCursor: Type.Optional(Type.String({ description: 'On the lists that take `cursor`: pass it as `cursor` for the page after this one. Absent on the last page' })) }
+      : {})
   }, { $id, additionalProperties: false })
 }
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { OFFSET_MAX, pageOf, ref, StringEnum } from './common'
+import { CursorProperty, OFFSET_MAX, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
 import { tagFilter } from './tags'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
@@ -73,7 +73,7 @@ export const FindingSchema = Type.Object({
   decidedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the last decision was made' })
 }, { $id: 'Finding', description: 'One CVE on one host and port' })
 
-export const PageFindingSchema = pageOf(FindingSchema, 'PageFinding')
+export const PageFindingSchema = pageOf(FindingSchema, 'PageFinding', { cursor: true })
 
 export const FindingDecisionSchema = Type.Object({
   status: StringEnum(['accepted', 'false_positive', 'open'], { description: 'accepted: a known risk; false_positive: not really affected; open: withdraw an earlier decision' }),
@@ -98,7 +98,8 @@ export const FindingListQuerySchema = Type.Object({
   ...findingFilterProperties,
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
   scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed on the hosts and ports it covered (404 for an unknown scan), with their status now: one a later scan fixed shows `fixed`. E.g. `scan-1`' })),
-  tag: tagFilter('Only findings on hosts carrying this tag')
+  tag: tagFilter('Only findings on hosts carrying this tag'),
+  cursor: CursorProperty
 }, { additionalProperties: false })
 
 export const HostFindingQuerySchema = Type.Object(findingFilterProperties, { additionalProperties: false })

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { ListQueryProperties, pageOf, ref, StringEnum } from './common'
+import { CursorProperty, ListQueryProperties, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
 import { tagFilter, TagSchema } from './tags'
 
@@ -67,7 +67,7 @@ export const HostBriefSchema = Type.Object(hostProperties(
   Type.Unsafe<string | null>({ type: ['string', 'null'], description: MAX_SEVERITY_DESCRIPTION })
 ), { $id: 'HostBrief' })
 
-export const PageHostSchema = pageOf(HostBriefSchema, 'PageHost')
+export const PageHostSchema = pageOf(HostBriefSchema, 'PageHost', { cursor: true })
 
 export const HostListQuerySchema = Type.Object({
   ...ListQueryProperties,
@@ -80,7 +80,8 @@ export const HostListQuerySchema = Type.Object({
   scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the hosts this scan saw, up or down (404 for an unknown scan). The records are the hosts as they stand now, e.g. `scan-1`' })),
   tag: tagFilter('Only hosts carrying this tag'),
   sort: Type.Optional(StringEnum(['lastSeen', 'address', 'findings', 'severity'], { default: 'lastSeen', description: 'Sort key; addresses sort numerically, IPv4 before IPv6' })),
-  order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' }))
+  order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'Default: ascending for address, descending for the others' })),
+  cursor: CursorProperty
 }, { additionalProperties: false })
 
 export const HostAddressParamsSchema = Type.Object({

@@ -1002,6 +1002,8 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+            /** @description On the lists that take `cursor`: pass it as `cursor` for the page after this one. Absent on the last page */
+            nextCursor?: string;
         };
         /** @description CISA Known Exploited Vulnerabilities entry */
         Kev: {
@@ -1132,6 +1134,8 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+            /** @description On the lists that take `cursor`: pass it as `cursor` for the page after this one. Absent on the last page */
+            nextCursor?: string;
         };
         /**
          * @example {
@@ -3987,6 +3991,8 @@ export interface operations {
                 sort?: "lastSeen" | "address" | "findings" | "severity";
                 /** @description Default: ascending for address, descending for the others */
                 order?: "asc" | "desc";
+                /** @description Start after the last item of the page that gave this `nextCursor` (keyset paging: as quick deep in the list as on its first page, nothing skipped or repeated while results are written). Use with the same sort, order and filters, and no offset */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -4546,6 +4552,8 @@ export interface operations {
                 scanId?: string;
                 /** @description Only findings on hosts carrying this tag, e.g. `prod` */
                 tag?: string;
+                /** @description Start after the last item of the page that gave this `nextCursor` (keyset paging: as quick deep in the list as on its first page, nothing skipped or repeated while results are written). Use with the same sort, order and filters, and no offset */
+                cursor?: string;
             };
             header?: never;
             path?: never;

@@ -3,6 +3,7 @@ import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
 import type { HostResult, Transport } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
 import type { HostRecord, Page } from './types'
+import type { ListPosition } from '../list-cursor'
 
 /**
  * high: exact upstream version under an NVD rule, or a distribution tracker that says the running revision is
@@ -189,6 +190,8 @@ export interface HostQuery {
   tag?: string
   sort?: 'lastSeen' | 'address' | 'findings' | 'severity'
   order?: SortDirection
+  /** Keyset paging: the page starts after this place in the order (offset is then 0). */
+  after?: ListPosition
 }
 
 export interface FindingQuery {
@@ -211,6 +214,8 @@ export interface FindingQuery {
   /** risk: KEV (ransomware use first), then EPSS, then CVSS. */
   sort?: FindingSort
   order?: SortDirection
+  /** Keyset paging: the page starts after this place in the order (offset is then 0); exports ignore it. */
+  after?: ListPosition
 }
 
 /** KEV and EPSS data of CVEs, as the data sources hold them now. */

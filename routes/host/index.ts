@@ -7,6 +7,8 @@ import { parseAddress } from '../../lib/addresses'
 import type { HostRecord } from '../../lib/store/types'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
 import { tagSet } from '../../lib/tags'
+import { keysetRequest, withNextCursor } from '../../lib/list-cursor'
+import { HOST_SORT_DEFAULT_ORDER, hostSortValue } from '../../lib/store/results-merge'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
@@ -27,15 +29,21 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { limit, offset } = paging(request.query)
-    const { q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order } = request.query
+    const { q, port, service, product, minSeverity, hasFindings, scanId, tag, cursor } = request.query
+    const sort = request.query.sort ?? 'lastSeen'
+    const order = request.query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
+    const filters = { q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order }
+    const scope = { list: 'hosts', ...filters }
+    const asked = keysetRequest(cursor, offset, limit, scope)
     // A mistyped scan id is a 404 naming it, not an empty page that looks like a scan that saw nothing.
     if (scanId !== undefined && await fastify.store.getScan(scanId) === null) throw new NotFoundError(`No scan with id '${scanId}' (scanId)`)
-    const page = await fastify.results.listHosts({ limit, offset, q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order })
+    const page = await fastify.results.listHosts({ ...filters, offset, ...asked })
     let body = bodies.get(page)
     if (body === undefined) {
       const serialize = reply.getSerializationFunction('200')
       if (serialize === undefined) throw new Error('GET /host has no compiled 200 serialiser')
-      body = serialize({ ...page, limit, offset })
+      const sent = withNextCursor(page, limit, offset, asked.after, scope, (h) => ({ value: hostSortValue(h, sort), key: h.address }))
+      body = serialize({ ...sent, limit, offset })
       bodies.set(page, body)
     }
     return reply.type('application/json; charset=utf-8').send(body as never)

@@ -15,6 +15,7 @@ import {
 import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { SortedList } from './sorted-list'
+import { comparePosition, type ListPosition } from '../../list-cursor'
 import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
 import { byAddress, mergeScanHead, speaksFor, type ScanHostHead } from '../scan-hosts'
 
@@ -69,6 +70,11 @@ function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b
     const key = table.sortColumn(sort)
     return (key[a] - key[b]) || table.compareIds(a, b)
   }
+}
+
+/** Whether an item comes after a position in the given order, from its ascending comparison with it. */
+function pastPosition<T> (order: 'asc' | 'desc', compare: (item: T) => number): (item: T) => boolean {
+  return order === 'asc' ? (item) => compare(item) > 0 : (item) => compare(item) < 0
 }
 
 function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
@@ -390,8 +396,10 @@ export class MemoryResultsStore implements ResultsStore {
   async listHosts (query: HostQuery): Promise<Page<HostRecord>> {
     const sort = query.sort ?? 'lastSeen'
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
-    const { offset, limit } = query
+    const { limit, after } = query
     const matches = hostMatcher(query)
+    // Keyset paging: the page starts at the first host past the place `after` names, counted in the same order.
+    const reached = after === undefined ? null : pastPosition(order, (h: HostEntry) => comparePosition(h.keys[sort], () => h.address, after))
     if (query.scanId !== undefined) {
       // The scan's hosts are the candidates, put in order.
       const seen = this.scanEntries.get(query.scanId)
@@ -401,14 +409,17 @@ export class MemoryResultsStore implements ResultsStore {
         if (h !== undefined && (matches === null || matches(h))) candidates.push(h)
       }
       candidates.sort(hostOrder(sort))
+      const offset = reached === null ? query.offset : candidates.filter((h) => !reached(h)).length
       return { items: pageOf(candidates, order, offset, limit).map((h) => h.record), total: candidates.length }
     }
+    const list = this.hostList(sort)
+    const offset = reached === null ? query.offset : list.countUntil(order, reached, matches ?? undefined)
     if (matches === null) {
-      return { items: this.hostList(sort).slice(order, offset, limit).map((h) => h.record), total: this.hosts.size }
+      return { items: list.slice(order, offset, limit).map((h) => h.record), total: this.hosts.size }
     }
     // Port, service and product are tested on each host's own short lists: a walk over 10,000 hosts costs well
     // under a millisecond, less than posting sets of every host cost in memory.
-    const { items, total } = this.hostList(sort).select(order, offset, limit, matches)
+    const { items, total } = list.select(order, offset, limit, matches)
     return { items: items.map((h) => h.record), total }
   }
 
@@ -445,22 +456,27 @@ export class MemoryResultsStore implements ResultsStore {
   }
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
-    const { slots, total } = this.findingPage(query, query.offset, query.limit)
+    const { slots, total } = this.findingPage(query, query.offset, query.limit, query.after)
     const t = this.table
     return { items: slots.map((s) => toRecord(t.idText(s), t.entries[s]!)), total }
   }
 
   /** The slots of a page of findings, and how many the query matches. */
-  private findingPage (query: FindingExportQuery, offset: number, limit: number): { slots: number[], total: number } {
+  private findingPage (query: FindingExportQuery, offset: number, limit: number, after?: ListPosition): { slots: number[], total: number } {
     const sort = query.sort ?? 'cvss'
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
     const t = this.table
+    // Keyset paging: the page starts at the first finding past the place `after` names, counted in the same order.
+    const column = t.sortColumn(sort)
+    const reached = after === undefined ? null : pastPosition(order, (s: number) => comparePosition(column[s], () => t.idText(s), after))
+    const startOf = (test?: (s: number) => boolean): number => reached === null ? offset : this.findingList(sort).countUntil(order, reached, test)
     if (!findingQueryFilters(q)) {
       const total = t.count - t.hidden
-      if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, offset, limit), total }
+      if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, startOf(), limit), total }
       // Every finding but the hidden statuses.
-      return { slots: this.walkPage(sort, order, offset, limit, total, (s) => !t.isHidden(s)), total }
+      const visible = (s: number): boolean => !t.isHidden(s)
+      return { slots: this.walkPage(sort, order, startOf(visible), limit, total, visible), total }
     }
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     // A scan's findings are always the candidates when it is named: the test below does not know scans.
@@ -474,11 +490,13 @@ export class MemoryResultsStore implements ResultsStore {
       const passes = t.filter(q)
       const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
       const all = candidates.filter(test).sort(findingOrder(t, sort))
-      return { slots: pageOf(all, order, offset, limit), total: all.length }
+      const start = reached === null ? offset : all.filter((s) => !reached(s)).length
+      return { slots: pageOf(all, order, start, limit), total: all.length }
     }
     // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
     const { mask, total } = t.mark(q)
-    return { slots: this.walkPage(sort, order, offset, limit, total, (s) => mask[s] === 1), total }
+    const marked = (s: number): boolean => mask[s] === 1
+    return { slots: this.walkPage(sort, order, startOf(marked), limit, total, marked), total }
   }
 
   /** Slots of the findings of every host carrying `tag`. */

@@ -139,6 +139,19 @@ export class SortedList<T> {
     return { items, total }
   }
 
+  /**
+   * How many items (those that pass `test`, when given) come in the given order before the first one `reached`
+   * holds for: the offset at which a keyset page starts.
+   */
+  countUntil (order: 'asc' | 'desc', reached: (item: T) => boolean, test?: (item: T) => boolean): number {
+    let n = 0
+    this.walk(order, 0, (item) => {
+      if (reached(item)) return false
+      if (test === undefined || test(item)) n++
+    })
+    return n
+  }
+
   /** `limit` items from position `offset` of the given order. */
   slice (order: 'asc' | 'desc', offset: number, limit: number): T[] {
     const out: T[] = []

@@ -17,6 +17,7 @@ import {
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { editedTags } from '../../tags'
+import type { ListPosition } from '../../list-cursor'
 
 const EXPLOIT_BATCH = 1000
 /** Findings read and rewritten per transaction by refreshExploitContext. */
@@ -214,7 +215,7 @@ class Params {
   }
 }
 
-interface FindingSql { where: string, params: Params, order: 'asc' | 'desc', column: string }
+interface FindingSql { where: string, conditions: string[], params: Params, order: 'asc' | 'desc', column: string }
 
 export interface PostgresResultsStoreOptions {
   /** Connections whose search_path is the results schema. */
@@ -385,8 +386,21 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const total = Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    if (query.after !== undefined) {
+      const items = await this.pageAfter<HostRecord>('hosts', where, p, HOST_SORT_COLUMN[sort], 'address', order, query.after, query.limit)
+      return { items, total }
+    }
     const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.offset, query.limit, total)
     return { items, total }
+  }
+
+  /** The page after a place in the order (keyset paging): the sort index walked from that place, however deep it is. */
+  private async pageAfter<T> (table: string, where: string[], p: Params, column: string, tie: string, order: 'asc' | 'desc', after: ListPosition, limit: number): Promise<T[]> {
+    if (limit <= 0) return []
+    const dir = order === 'asc' ? 'ASC' : 'DESC'
+    const beyond = `(${column}, ${tie}) ${order === 'asc' ? '>' : '<'} (${p.add(after.value)}, ${p.add(after.key)})`
+    const sql = `SELECT record FROM ${table} WHERE ${[...where, beyond].join(' AND ')} ORDER BY ${column} ${dir}, ${tie} ${dir} LIMIT ${p.add(limit)}`
+    return (await this.pool.query<{ record: T }>(sql, p.values)).rows.map((r) => r.record)
   }
 
   /**
@@ -444,7 +458,7 @@ export class PostgresResultsStore implements ResultsStore {
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
     if (query.tag !== undefined) where.push(`address IN (SELECT address FROM hosts WHERE tags @> ARRAY[${p.add(query.tag)}::text])`)
-    return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params: p, order, column: FINDING_SORT_COLUMN[sort] }
+    return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', conditions: where, params: p, order, column: FINDING_SORT_COLUMN[sort] }
   }
 
   /** The findings a scan observed (on one host, when given): the ids its rows hold. */
@@ -512,6 +526,10 @@ export class PostgresResultsStore implements ResultsStore {
     // A scan's findings likewise.
     const ownIndex = query.host === undefined && query.scanId === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
     const column = (query.host !== undefined || query.cveId !== undefined || query.scanId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
+    if (query.after !== undefined) {
+      const items = await this.pageAfter<FindingRecord>('findings', sql.conditions, sql.params, column, 'id', sql.order, query.after, query.limit)
+      return { items, total }
+    }
     const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
