@@ -88,7 +88,7 @@ function splitJetty (v: string): { version: string, update?: string } {
 //   filezilla-project:filezilla_server, washington_university:wu-ftpd, seattle_lab_software:slmail, bftpd_project:bftpd,
 //   pyftpdlib_project:pyftpdlib, isc:inn, leafnode:leafnode, ircd-hybrid:ircd-hybrid, ratbox:ircd-ratbox,
 //   solanum_project:solanum, charybdis_project:charybdis, ergo:ergo, nic:knot_dns, nic:knot_resolver, apache:apacheds,
-//   forgerock:opendj, forgerock:directory_services, netiq:edirectory.
+//   forgerock:opendj, forgerock:directory_services, netiq:edirectory, hashicorp:consul.
 const TABLE: Entry[] = [
   // Most OpenSSH records name openbsd:openssh; some (CVE-2023-51767) name openssh:openssh.
   { names: ['openssh'], targets: [{ vendor: 'openbsd', product: 'openssh' }, { vendor: 'openssh', product: 'openssh' }], split: splitPatch },
@@ -177,6 +177,7 @@ const TABLE: Entry[] = [
   { names: ['goahead webserver', 'goahead'], targets: [{ vendor: 'embedthis', product: 'goahead' }] },
   { names: ['python http.server', 'python simplehttpserver'], targets: [{ vendor: 'python', product: 'python' }] },
   { names: ['opensearch'], targets: [{ vendor: 'amazon', product: 'opensearch' }] },
+  { names: ['consul'], targets: [{ vendor: 'hashicorp', product: 'consul' }] },
   // SSH servers and libraries.
   { names: ['libssh2'], targets: [{ vendor: 'libssh2', product: 'libssh2' }] },
   { names: ['cisco ssh'], targets: [{ vendor: 'cisco', product: 'ios' }], part: 'o' },

@@ -1,8 +1,13 @@
 // Checks of products Debian does not package, against a server that replays their responses as the product's own
-// documentation prints them (test/fixtures/banners/*.http, each with its source beside it). Nothing here is
+// documentation prints them (test/fixtures/banners/*, each with its source beside it). Nothing here is
 // invented: a request for which no documented response is stored gets the connection closed.
-// CouchDB: `GET /` and `GET /_all_dbs` from its API reference. MongoDB, Elasticsearch and the Docker Engine API
-// have no such fixture yet (see the README's "Exposure checks").
+// CouchDB: `GET /` and `GET /_all_dbs` from its API reference. Elasticsearch: `GET /` open and secured as a
+// 7.9.3 node sent them (status line, headers and body), and the 8.12.1 root document of its reference.
+// OpenSearch: the root document of its quickstart. Grafana: `/api/health` from its HTTP API reference.
+// Consul: `/` with its UI off (the text its agent writes) and `/v1/agent/self` from its API reference.
+// Documents printed without a status line (*.json, *.txt) are sent as `200 OK` with a Content-Type and
+// Content-Length and nothing else. MongoDB and the Docker Engine API have no such fixture yet (see the
+// README's "Exposure checks").
 
 import fs from 'node:fs'
 import net from 'node:net'
@@ -14,13 +19,23 @@ import { freePort, loopbackAddress } from '../../../support/loopback'
 
 const FIXTURES = path.join(__dirname, '../../../fixtures/banners')
 
-/** A documented response: header lines sent with CRLF, the body as printed, Content-Length set to its length. */
+/**
+ * A documented response: header lines sent with CRLF, the body as printed, Content-Length set to its length (added
+ * when the documentation leaves it out, so the reply's end is known without waiting for the close).
+ */
 function documentedResponse (name: string): Buffer {
   const text = fs.readFileSync(path.join(FIXTURES, name), 'utf8')
   const split = text.indexOf('\n\n')
   const body = Buffer.from(text.slice(split + 2), 'utf8')
   const head = text.slice(0, split).split('\n').map((l) => /^Content-Length:/i.test(l) ? `Content-Length: ${body.length}` : l)
+  if (!head.some((l) => /^Content-Length:/i.test(l))) head.push(`Content-Length: ${body.length}`)
   return Buffer.concat([Buffer.from(head.join('\r\n') + '\r\n\r\n', 'latin1'), body])
+}
+
+/** A documented body printed without its status line and headers: sent as `200 OK` of the given type. */
+function documentedBody (name: string, contentType: string): Buffer {
+  const body = fs.readFileSync(path.join(FIXTURES, name))
+  return Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`, 'latin1'), body])
 }
 
 async function replay (routes: Record<string, Buffer>): Promise<{ host: string, port: number, seen: string[], close: () => Promise<void> }> {
@@ -49,6 +64,8 @@ test('CouchDB as documented: detected from its Server header, and /_all_dbs read
   t.teardown(s.close)
   const service = await detectService({ host: s.host, port: s.port, level: 'light' })
   t.equal(service.product, 'CouchDB')
+  t.equal(service.version, '1.3.1', 'the version from the welcome document (the Server header shows none)')
+  t.same(s.seen, ['GET /'], 'one request to detect it')
   const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
   t.ok(r.concluded)
   t.same(r.exposures.map((e) => e.check), ['VULNSCAN-COUCHDB-NOAUTH'])
@@ -65,4 +82,68 @@ test('CouchDB whose /_all_dbs gives no answer: no finding, and no conclusion eit
   const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
   t.same(r.exposures, [])
   t.notOk(r.concluded)
+})
+
+test('Elasticsearch open to anyone: detected with its version, and the check reports it', async (t) => {
+  const s = await replay({ '/': documentedResponse('elasticsearch-7.9.3-root.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Elasticsearch', version: '7.9.3' })
+  t.match(service.extraInfo, /cluster es-cluster/)
+  t.same(s.seen, ['GET /'], 'one request to detect it')
+  const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
+  t.ok(r.concluded)
+  t.same(r.exposures.map((e) => e.check), ['VULNSCAN-ELASTICSEARCH-NOAUTH'])
+  t.equal(r.exposures[0].evidence, 'GET / answered 200 without credentials: cluster es-cluster, version 7.9.3')
+})
+
+test('Elasticsearch 8.12.1 root document as its reference prints it: detected with its version and reported', async (t) => {
+  const s = await replay({ '/': documentedBody('elasticsearch-8.12.1-root.json', 'application/json') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { product: 'Elasticsearch', version: '8.12.1' })
+  const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
+  t.same(r.exposures.map((e) => e.check), ['VULNSCAN-ELASTICSEARCH-NOAUTH'])
+})
+
+test('Elasticsearch with security on: the product without a version, and no finding', async (t) => {
+  const s = await replay({ '/': documentedResponse('elasticsearch-7.9.3-unauthorized.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.equal(service.product, 'Elasticsearch')
+  t.equal(service.version, undefined, 'the 401 shows no version')
+  t.match(service.extraInfo, /authentication required/)
+  const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
+  t.ok(r.concluded, 'a 401 is an answer')
+  t.same(r.exposures, [])
+})
+
+test('OpenSearch root document as its quickstart prints it: OpenSearch and its version, and the check applies', async (t) => {
+  const s = await replay({ '/': documentedBody('opensearch-2.6.0-root.json', 'application/json; charset=UTF-8') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { product: 'OpenSearch', version: '2.6.0' })
+  const r = await runChecks({ host: s.host, port: s.port, service, hostnames: [] })
+  t.same(r.exposures.map((e) => e.check), ['VULNSCAN-ELASTICSEARCH-NOAUTH'])
+  t.equal(r.exposures[0].evidence, 'GET / answered 200 without credentials: cluster opensearch-cluster, version 2.6.0')
+})
+
+test('Consul with its UI off: named by its index page, its version read from /v1/agent/self', async (t) => {
+  const s = await replay({
+    '/': documentedBody('consul-root-ui-disabled.txt', 'text/plain; charset=utf-8'),
+    '/v1/agent/self': documentedBody('consul-agent-self.json', 'application/json')
+  })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Consul', version: '1.0.0' })
+  t.match(service.extraInfo, /datacenter dc1/)
+  t.same(s.seen, ['GET /', 'GET /v1/agent/self'], 'one follow-up request')
+})
+
+test('Consul whose agent endpoint gives nothing: still Consul, without a version', async (t) => {
+  const s = await replay({ '/': documentedBody('consul-root-ui-disabled.txt', 'text/plain; charset=utf-8') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.equal(service.product, 'Consul')
+  t.equal(service.version, undefined)
 })

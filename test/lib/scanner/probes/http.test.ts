@@ -1,7 +1,19 @@
+import fs from 'node:fs'
+import path from 'node:path'
 import { test } from 'tap'
 import { complete, parse, parseResponse, parseVersionDocument, request, followUpPath } from '../../../../lib/scanner/probes/http'
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1')
+/** A stored documented response or body (test/fixtures/banners, each with its source beside it). */
+const fixture = (name: string): string => fs.readFileSync(path.join(__dirname, '../../../fixtures/banners', name), 'utf8')
+/** A fixture printed as status line, headers, blank line, body: sent with CRLF and a Content-Length for its body. */
+const documented = (name: string): Buffer => {
+  const text = fixture(name)
+  const split = text.indexOf('\n\n')
+  const body = text.slice(split + 2)
+  const head = text.slice(0, split).split('\n').filter((l) => !/^Content-Length:/i.test(l))
+  return Buffer.concat([b(head.join('\r\n') + `\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`), Buffer.from(body, 'utf8')])
+}
 const reply = (headers: string, body = ''): Buffer =>
   b(`HTTP/1.1 200 OK\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
 
@@ -108,4 +120,34 @@ test('leads from / to where a server names itself: etcd, Docker Engine, Kubernet
     { product: 'Docker', version: '24.0.7', extraInfo: 'API 1.43; os linux' })
   t.match(parseVersionDocument(reply('', '{"major":"1","minor":"28","gitVersion":"v1.28.2","platform":"linux/amd64"}')), { product: 'Kubernetes', version: '1.28.2' })
   t.equal(parseVersionDocument(reply('', '{"version":"1"}')), null)
+})
+
+test('documented root documents: Elasticsearch, OpenSearch, CouchDB name product and version', async (t) => {
+  t.same(parse(reply('Content-Type: application/json\r\n', fixture('elasticsearch-8.12.1-root.json'))),
+    { service: 'http', product: 'Elasticsearch', version: '8.12.1', extraInfo: 'cluster my_test_cluster; Lucene 9.9.2; flavor default; no authentication required' })
+  t.match(parse(documented('elasticsearch-7.9.3-root.http')), { product: 'Elasticsearch', version: '7.9.3', extraInfo: /^cluster es-cluster; Lucene 8\.6\.2;/ })
+  t.same(parse(documented('elasticsearch-7.9.3-unauthorized.http')), { service: 'http', product: 'Elasticsearch', extraInfo: 'authentication required' })
+  t.match(parse(reply('', fixture('opensearch-2.6.0-root.json'))), { product: 'OpenSearch', version: '2.6.0', extraInfo: /^cluster opensearch-cluster; Lucene 9\.5\.0/ })
+  t.match(parse(documented('couchdb-root.http')), { product: 'CouchDB', version: '1.3.1' }, 'the welcome document gives the version the Server header leaves out')
+  t.match(parse(reply('Content-Type: application/json\r\n', '{"couchdb":"Welcome","version":"3.3.3"}')), { product: 'CouchDB', version: '3.3.3' }, 'without a Server header too')
+  t.match(parse(reply('Server: nginx/1.22.1\r\n', '{"couchdb":"Welcome","version":"3.3.3"}')), { product: 'nginx', version: '1.22.1' }, 'a proxy that names itself is not renamed')
+  t.match(parse(reply('', '{"couchdb":"Welcome"}')), { product: undefined })
+})
+
+test('Grafana and Consul: where / leads and what the follow-up document names', async (t) => {
+  // Grafana sends no Server header and redirects `/` to its login page; Consul redirects `/` to its UI.
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 29\r\n\r\n<a href="/login">Found</a>.\n\n')), '/api/health')
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nServer: nginx\r\nLocation: /login\r\nContent-Length: 0\r\n\r\n')), undefined, 'not behind a server that names itself')
+  t.equal(followUpPath(b('HTTP/1.1 301 Moved Permanently\r\nLocation: /ui/\r\nContent-Length: 0\r\n\r\n')), '/v1/agent/self')
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nLocation: /login?next=%2F\r\nContent-Length: 0\r\n\r\n')), undefined, 'only the exact lead')
+  const uiOff = reply('Content-Type: text/plain; charset=utf-8\r\n', fixture('consul-root-ui-disabled.txt'))
+  t.same(parse(uiOff), { service: 'http', product: 'Consul', extraInfo: 'status 200' })
+  t.equal(followUpPath(uiOff), '/v1/agent/self', 'the page names Consul but not its version')
+
+  t.same(parseVersionDocument(documented('grafana-api-health.http')),
+    { service: 'http', product: 'Grafana', version: '5.1.3', extraInfo: 'commit 087143285; database ok' })
+  t.equal(parseVersionDocument(reply('', '{"database":"ok"}')), null, 'a health document with its version hidden names nothing')
+  t.same(parseVersionDocument(reply('Content-Type: application/json\r\n', fixture('consul-agent-self.json'))),
+    { service: 'http', product: 'Consul', version: '1.0.0', extraInfo: 'datacenter dc1; server; revision deadbeef; agent API without a token' })
+  t.equal(parseVersionDocument(b('HTTP/1.1 403 Forbidden\r\nContent-Length: 17\r\n\r\nPermission denied')), null, 'an ACL refusal names nothing')
 })
