@@ -30,7 +30,7 @@ export async function replayServer (answer: (bytes: Buffer) => Answer, greeting?
     sock.on('close', () => sockets.delete(sock))
     sock.on('error', () => {})
     if (greeting) sock.write(greeting)
-    let buf = Buffer.alloc(0)
+    let buf: Buffer = Buffer.alloc(0)
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d])
       for (;;) {
