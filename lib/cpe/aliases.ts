@@ -275,6 +275,9 @@ const TABLE: Entry[] = [
   { names: ['prosody'], targets: [{ vendor: 'prosody', product: 'prosody' }] },
   { names: ['openfire'], targets: [{ vendor: 'igniterealtime', product: 'openfire' }] },
   { names: ['apache zookeeper', 'zookeeper'], targets: [{ vendor: 'apache', product: 'zookeeper' }] },
+  // Not checked against an NVD cpeMatch in this change: the names NVD-fed tools commonly use for these products.
+  { names: ['kafka', 'apache kafka'], targets: [{ vendor: 'apache', product: 'kafka' }] },
+  { names: ['cassandra', 'apache cassandra'], targets: [{ vendor: 'apache', product: 'cassandra' }] },
   // Data stores.
   { names: ['etcd'], targets: [{ vendor: 'etcd', product: 'etcd' }] },
   { names: ['prometheus'], targets: [{ vendor: 'prometheus', product: 'prometheus' }] },

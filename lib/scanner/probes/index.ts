@@ -5,6 +5,7 @@
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
 import { probe as amqp } from './amqp'
+import { probe as cassandra } from './cassandra'
 import { probe as clickhouse } from './clickhouse'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
@@ -13,6 +14,7 @@ import { probe as git } from './git'
 import { probe as http } from './http'
 import { probe as imap } from './imap'
 import { probe as irc } from './irc'
+import { probe as kafka } from './kafka'
 import { probe as ldap } from './ldap'
 import { probe as memcached } from './memcached'
 import { probe as mongodb } from './mongodb'
@@ -42,7 +44,8 @@ export const PROBES: readonly ProbeDescriptor[] = [
   // Banners, most specific first: an SMTP greeting is tried before FTP's, which shares `220`.
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
-  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse
+  tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
+  kafka, cassandra
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */

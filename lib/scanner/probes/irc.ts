@@ -14,6 +14,8 @@ const PRODUCTS: Array<[RegExp, string]> = [
   [/^ngircd-(\d[\w.~]*)/i, 'ngIRCd'],
   [/^InspIRCd-(\d[\w.]*)/i, 'InspIRCd'],
   [/^UnrealIRCd-(\d[\w.-]*)/i, 'UnrealIRCd'],
+  // UnrealIRCd 3.x wrote BASE_VERSION "Unreal" and the version with no dash: `Unreal3.2.10.4`.
+  [/^Unreal(3\.\d[\w.-]*)/, 'UnrealIRCd'],
   [/^ircd-hybrid-(\d[\w.]*)/i, 'ircd-hybrid'],
   [/^ircd-ratbox-(\d[\w.]*)/i, 'ircd-ratbox'],
   [/^solanum-(\d[\w.]*)/i, 'Solanum'],
@@ -73,7 +75,8 @@ export function parse (reply: Buffer): ProbeMatch | null {
   if (myinfo) {
     const [, server, version] = myinfo.params
     const p = product(version)
-    const network = ms.find((m) => m.command === '005')?.params.find((x) => x.startsWith('NETWORK='))
+    // Servers send several 005 lines (13 tokens at most each): NETWORK may be in any of them.
+    const network = ms.filter((m) => m.command === '005').flatMap((m) => m.params).find((x) => x.startsWith('NETWORK='))
     return clean({
       service: 'irc',
       ...p,

@@ -6,8 +6,9 @@
 // OpenSearch: the root document of its quickstart. Grafana: `/api/health` from its HTTP API reference.
 // Consul: `/` with its UI off (the text its agent writes) and `/v1/agent/self` from its API reference.
 // Documents printed without a status line (*.json, *.txt) are sent as `200 OK` with a Content-Type and
-// Content-Length and nothing else. MongoDB and the Docker Engine API have no such fixture yet (see the
-// README's "Exposure checks").
+// Content-Length and nothing else. MongoDB: `listDatabases` answered as its command reference prints it, and
+// refused as mongod's code builds the refusal, sent as BSON in OP_MSG replies. The Docker Engine API has no
+// such fixture yet (see the README's "Exposure checks").
 
 import fs from 'node:fs'
 import net from 'node:net'
@@ -15,6 +16,9 @@ import path from 'node:path'
 import { test } from 'tap'
 import { detectService } from '../../../../lib/scanner/detect'
 import { runChecks } from '../../../../lib/scanner/checks/index'
+import { parseListDatabases } from '../../../../lib/scanner/checks/access'
+import { decodeBson } from '../../../../lib/scanner/probes/mongodb'
+import { replayServer, type Answer } from '../../../support/replay-server'
 import { freePort, loopbackAddress } from '../../../support/loopback'
 
 const FIXTURES = path.join(__dirname, '../../../fixtures/banners')
@@ -146,4 +150,93 @@ test('Consul whose agent endpoint gives nothing: still Consul, without a version
   const service = await detectService({ host: s.host, port: s.port, level: 'light' })
   t.equal(service.product, 'Consul')
   t.equal(service.version, undefined)
+})
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
+
+/** BSON as mongod writes these replies: `ok` a double, other whole numbers int32, arrays as indexed documents. */
+function bson (doc: { [k: string]: Json }): Buffer {
+  const parts: Buffer[] = []
+  for (const [k, v] of Object.entries(doc)) {
+    const key = Buffer.from(k + '\0')
+    if (typeof v === 'number' && (k === 'ok' || !Number.isInteger(v))) {
+      const b = Buffer.alloc(8); b.writeDoubleLE(v); parts.push(Buffer.from([0x01]), key, b)
+    } else if (typeof v === 'number') {
+      const b = Buffer.alloc(4); b.writeInt32LE(v); parts.push(Buffer.from([0x10]), key, b)
+    } else if (typeof v === 'string') {
+      const str = Buffer.from(v + '\0'); const l = Buffer.alloc(4); l.writeInt32LE(str.length); parts.push(Buffer.from([0x02]), key, l, str)
+    } else if (typeof v === 'boolean') {
+      parts.push(Buffer.from([0x08]), key, Buffer.from([v ? 1 : 0]))
+    } else if (v === null) {
+      parts.push(Buffer.from([0x0a]), key)
+    } else if (Array.isArray(v)) {
+      parts.push(Buffer.from([0x04]), key, bson(Object.fromEntries(v.map((x, i) => [String(i), x]))))
+    } else {
+      parts.push(Buffer.from([0x03]), key, bson(v))
+    }
+  }
+  const body = Buffer.concat(parts)
+  const out = Buffer.alloc(body.length + 5)
+  out.writeInt32LE(out.length)
+  body.copy(out, 4)
+  return out
+}
+
+const documented = (name: string): { [k: string]: Json } => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'))
+
+/** An OP_MSG reply to `requestId`: header, flags 0, one kind-0 section with the document. */
+function opMsgReply (doc: Buffer, requestId: number): Buffer {
+  const h = Buffer.alloc(21)
+  h.writeInt32LE(21 + doc.length, 0); h.writeInt32LE(9, 4); h.writeInt32LE(requestId, 8); h.writeInt32LE(2013, 12)
+  return Buffer.concat([h, doc])
+}
+
+/** mongod's side of the check: an OP_MSG `listDatabases` on `admin` gets `reply`; any other message closes. */
+function mongod (reply: { [k: string]: Json }) {
+  return (bytes: Buffer): Answer => {
+    if (bytes.length < 16) return undefined
+    const len = bytes.readInt32LE(0)
+    if (len < 21 || len > 1024 * 1024) return 'close'
+    if (bytes.length < len) return undefined
+    if (bytes.readInt32LE(12) !== 2013 || bytes[20] !== 0) return 'close'
+    const cmd = decodeBson(bytes.subarray(21, len))
+    if (cmd.listDatabases !== 1 || cmd.$db !== 'admin') return 'close'
+    return { send: opMsgReply(bson(reply), bytes.readInt32LE(4)), rest: bytes.subarray(len) }
+  }
+}
+
+const mongoService = { service: 'mongodb', product: 'MongoDB', cpe: [] }
+
+test('MongoDB answering listDatabases as documented: the exposure, with the database names as evidence', async (t) => {
+  const s = await replayServer(mongod(documented('mongodb-listdatabases-nameonly.json')))
+  t.teardown(s.close)
+  const r = await runChecks({ host: s.host, port: s.port, service: mongoService, hostnames: [] })
+  t.ok(r.concluded)
+  t.same(r.exposures.map((e) => e.check), ['VULNSCAN-MONGODB-NOAUTH'])
+  t.equal(r.exposures[0].evidence, 'listDatabases answered without credentials: admin, local, test')
+  t.same(decodeBson(s.seen[0].subarray(21)), { listDatabases: 1, nameOnly: true, $db: 'admin' }, 'names only were asked for')
+})
+
+test('MongoDB refusing listDatabases with code 13 Unauthorized: no finding, and a conclusion', async (t) => {
+  const s = await replayServer(mongod(documented('mongodb-listdatabases-unauthorized.json')))
+  t.teardown(s.close)
+  const r = await runChecks({ host: s.host, port: s.port, service: mongoService, hostnames: [] })
+  t.same(r.exposures, [])
+  t.ok(r.concluded, 'a refusal proves the database names are not open')
+  t.equal(s.seen.length, 1)
+})
+
+test('listDatabases replies read from the documents themselves', async (t) => {
+  const reply = (name: string): Buffer => opMsgReply(bson(documented(name)), 1)
+  t.same(parseListDatabases(reply('mongodb-listdatabases-nameonly.json')), ['admin', 'local', 'test'])
+  t.equal(parseListDatabases(reply('mongodb-listdatabases-unauthorized.json')), null)
+  t.equal(parseListDatabases(reply('mongodb-listdatabases-nameonly.json').subarray(0, 40)), null, 'truncated')
+})
+
+test('a MongoDB port that closes on listDatabases: no finding, no conclusion', async (t) => {
+  const s = await replayServer(() => 'close')
+  t.teardown(s.close)
+  const r = await runChecks({ host: s.host, port: s.port, service: mongoService, hostnames: [] })
+  t.same(r.exposures, [])
+  t.notOk(r.concluded)
 })
