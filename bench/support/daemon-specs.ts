@@ -3,7 +3,7 @@
 // directory, listening on its loopback address only, in the foreground. One spec per daemon, so a test
 // and the lab always probe the same daemon configured the same way.
 
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import type { DaemonContext, DaemonSpec } from './debian-daemon'
@@ -331,6 +331,33 @@ export function prosody (): DaemonSpec {
   }
 }
 
+/**
+ * ejabberd with one client (c2s) listener on the daemon's address, as Debian's ejabberd.yml configures it (STARTTLS
+ * required, a throwaway certificate), some of its default modules, and its Mnesia database in the daemon's directory.
+ * The Erlang node runs without distribution (no node name, so no epmd, cookie or distribution port), in the foreground.
+ */
+export function ejabberd (): DaemonSpec {
+  return {
+    pkg: 'ejabberd',
+    binary: '/usr/bin/erl',
+    prepare: () => [['openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '5',
+      '-subj', '/CN=vulnscan.test']]],
+    files: ({ host, port, dir }) => ({
+      'ejabberd.yml': ['hosts:', '  - vulnscan.test', 'loglevel: warning', 'log_rotate_count: 0', 'certfiles:',
+        `  - "${path.join(dir, 'key.pem')}"`, `  - "${path.join(dir, 'cert.pem')}"`, 'listen:', '  -', `    port: ${port}`, `    ip: "${host}"`,
+        '    module: ejabberd_c2s', '    max_stanza_size: 262144', '    access: c2s', '    starttls_required: true',
+        'disable_sasl_mechanisms:', '  - "digest-md5"', '  - "X-OAUTH2"', 'auth_password_format: scram',
+        'access_rules:', '  c2s:', '    allow: all', 'modules:',
+        ...['mod_caps', 'mod_disco', 'mod_ping', 'mod_roster', 'mod_stream_mgmt', 'mod_version'].map((m) => `  ${m}: {}`), ''].join('\n')
+    }),
+    env: ({ dir }) => ({ HOME: dir, EJABBERD_CONFIG_PATH: path.join(dir, 'ejabberd.yml'), EJABBERD_LOG_PATH: path.join(dir, 'ejabberd.log'),
+      ERL_CRASH_DUMP: path.join(dir, 'erl_crash.dump'), ERL_CRASH_DUMP_BYTES: '0', ERL_LIBS: '/usr/lib/x86_64-linux-gnu',
+      CONTRIB_MODULES_PATH: path.join(dir, 'contrib'), CONTRIB_MODULES_CONF_DIR: path.join(dir, 'contrib') }),
+    args: ({ dir }) => ['-noinput', '-mnesia', 'dir', `"${path.join(dir, 'mnesia')}"`, '-s', 'ejabberd'],
+    startMs: 60_000
+  }
+}
+
 /** ZooKeeper without its admin HTTP server and JMX, which would both listen on every address. */
 export function zookeeper (): DaemonSpec {
   return {
@@ -447,8 +474,8 @@ export function smbd (): DaemonSpec {
 }
 
 /**
- * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed): Postfix is
- * a mail transport agent, as is the Exim other tests need. Inside the project (`.cache/debs`, not committed).
+ * Where `.ci/run` unpacks packages that conflict with installed ones (`dpkg-deb -x`, never installed): Postfix and Sendmail are
+ * mail transport agents, as is the Exim other tests need. Inside the project (`.cache/debs`, not committed).
  */
 export const UNPACKED_DEBS = process.env.VULNSCAN_UNPACKED_DEBS ?? path.join(__dirname, '..', '..', '.cache', 'debs')
 
@@ -479,6 +506,49 @@ export function postfix (): DaemonSpec {
     }),
     env: () => ({ LD_LIBRARY_PATH: libs }),
     args: ({ dir }) => ['-d', '-c', dir]
+  }
+}
+
+/** Sendmail's own version and the greeting and configuration version Debian's generated sendmail.cf carries, from the unpacked sendmail-cf. */
+function sendmailCfDefaults (cf: string): { greeting: string, cfVersion: string } {
+  const version = /^DZ([\d.]+)/m.exec(readFileSync(path.join(cf, 'm4/version.m4'), 'utf8'))?.[1]
+  const debian = readFileSync(path.join(cf, 'ostype/debian.m4'), 'utf8')
+  const greeting = /define\(`confSMTP_LOGIN_MSG', `(.*)'\)dnl$/m.exec(debian)?.[1]
+  const suffix = /define\(`confCF_VERSION', `([^']+)'\)/.exec(debian)?.[1]
+  if (!version || !greeting || !suffix) throw new Error(`no greeting or configuration version in ${cf}`)
+  return { greeting, cfVersion: `${version}/${suffix}` }
+}
+
+/**
+ * Sendmail from its unpacked package (sendmail-bin conflicts with the installed Exim): one SMTP daemon on the
+ * daemon's address with a minimal sendmail.cf that delivers nothing, greeting as Debian's generated one does.
+ * Sendmail qualifies the machine's host name before it reads any configuration, asking DNS when /etc/hosts
+ * has no dotted name: it runs in UTS and mount namespaces of its own, with a dotted host name and a
+ * name-service switch of files only, so it never waits for or asks a name server.
+ */
+export function sendmail (): DaemonSpec {
+  const root = path.join(UNPACKED_DEBS, 'sendmail')
+  const binary = path.join(root, 'usr/libexec/sendmail/sendmail')
+  return {
+    pkg: 'sendmail-bin',
+    binary: '/usr/bin/unshare',
+    prepare: () => [['mkdir', ['-m', '700', 'queue']]],
+    files: ({ host, port, dir }) => {
+      const { greeting, cfVersion } = sendmailCfDefaults(path.join(root, 'usr/share/sendmail/cf'))
+      return {
+        'sendmail.cf': ['V10/Berkeley', 'Djmx.vulnscan.test', `DZ${cfVersion}`, `O SmtpGreetingMessage=${greeting}`,
+          `O DaemonPortOptions=Name=MTA, Family=inet, Addr=${host}, Port=${port}`, `O QueueDirectory=${path.join(dir, 'queue')}`,
+          `O PidFile=${path.join(dir, 'sendmail.pid')}`, `O ServiceSwitchFile=${path.join(dir, 'service.switch')}`,
+          'O DontProbeInterfaces=true', 'O Timeout.ident=0', 'O LogLevel=9',
+          'Mlocal, P=/bin/false, F=lsDFMAq, S=0, R=0, A=false', 'Mprog, P=/bin/false, F=lsDFMoqeu9, S=0, R=0, D=$z:/, A=false',
+          'S0', 'R$*\t$#error $@ 5.1.1 $: "550 nothing is delivered here"', ''].join('\n'),
+        'service.switch': 'hosts files\naliases files\n',
+        'nsswitch.conf': 'hosts: files\n'
+      }
+    },
+    args: ({ dir }) => ['--uts', '--mount', 'sh', '-c',
+      'hostname mx.vulnscan.test && mount --bind "$0/nsswitch.conf" /etc/nsswitch.conf && exec "$1" -bD -C "$0/sendmail.cf"', dir, binary],
+    ready: async ({ host, port }) => await greets(host, port, '220 ')
   }
 }
 

@@ -151,6 +151,11 @@ export const LAB: LabDaemon[] = [
     ports: (d) => one(d.port, 'prosody (c2s)', { service: 'xmpp', version: 'none' })
   },
   {
+    // ejabberd names itself only after authentication (its entity capabilities).
+    name: 'ejabberd', ...pick(specs.ejabberd()), binary: '/usr/sbin/ejabberdctl', start: async () => await startDaemon(specs.ejabberd()),
+    ports: (d) => one(d.port, 'ejabberd (c2s, STARTTLS required)', { service: 'xmpp', version: 'none' })
+  },
+  {
     name: 'ZooKeeper', ...pick(specs.zookeeper()), start: async () => await startDaemon(specs.zookeeper()),
     ports: (d) => one(d.port, 'zookeeper', { service: 'zookeeper', product: 'Apache ZooKeeper', version: 'full' })
   },
@@ -195,6 +200,13 @@ export const LAB: LabDaemon[] = [
   {
     name: 'Postfix', ...pick(specs.postfix()), start: async () => await startDaemon(specs.postfix()),
     ports: (d) => one(d.port, 'postfix (smtpd, unpacked)', { service: 'smtp', product: 'Postfix', version: 'none' })
+  },
+  {
+    name: 'Sendmail', pkg: 'sendmail-bin', binary: `${specs.UNPACKED_DEBS}/sendmail/usr/libexec/sendmail/sendmail`,
+    start: async () => await startDaemon(specs.sendmail()),
+    ports: (d) => one(d.port, 'sendmail -bD (unpacked)', { service: 'smtp', product: 'Sendmail', version: 'full' }),
+    // Asking the binary itself would have it qualify the host name first (a name server's question): the changelog says it.
+    self: { cmd: 'zcat', args: [`${specs.UNPACKED_DEBS}/sendmail/usr/share/doc/sendmail-bin/changelog.Debian.gz`], pattern: /^sendmail \(([\d.]+)-/ }
   },
   {
     name: 'TigerVNC', ...pick(specs.xtigervnc()), start: async () => await startDaemon(specs.xtigervnc()),
