@@ -55,8 +55,8 @@ const T0 = Date.parse('2026-11-20T08:00:00.000Z')
 
 type Server = ChildServer
 
-function startServer (env: Record<string, string>): Promise<Server> {
-  return forkServer(SERVER, [BACKEND], { cwd: ROOT, execArgv: ['--require', 'tsx/cjs', '--expose-gc', ...NODE_FLAGS], env: { ...process.env, ...env }, label: 'the API' })
+function startServer (env: Record<string, string>, role: 'api' | 'writer' = 'api'): Promise<Server> {
+  return forkServer(SERVER, [BACKEND, role], { cwd: ROOT, execArgv: ['--require', 'tsx/cjs', '--expose-gc', ...NODE_FLAGS], env: { ...process.env, ...env }, label: role === 'api' ? 'the API' : 'the writer' })
 }
 
 function ask<T> (server: Server, msg: object, key: string): Promise<T> {
@@ -227,9 +227,12 @@ async function main (): Promise<void> {
   const startLoad = loadavg()
   console.log(`results at scale: ${HOSTS} hosts on ${BACKEND}${NODE_FLAGS.length > 0 ? ` (API with ${NODE_FLAGS.join(' ')})` : ''}, ${REQUESTS} requests per case from ${CONCURRENCY} clients, ${cpus().length} CPUs, load ${startLoad.map((l) => l.toFixed(2)).join(' ')}`)
   const schema = prefix.replace(/[^a-z0-9]/g, '_')
-  const server = await startServer({ BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL, BENCH_DATABASE_URL: DATABASE_URL, BENCH_DATABASE_SCHEMA: schema })
+  const env = { BENCH_SERVICE_KEY: serviceKey, BENCH_REDIS_PREFIX: prefix, BENCH_REDIS_URL: REDIS_URL, BENCH_DATABASE_URL: DATABASE_URL, BENCH_DATABASE_SCHEMA: schema }
+  const server = await startServer(env)
+  // On the scaled backend a worker writes and the API serves: the writes come from a process of their own.
+  const writer = BACKEND === 'redis' ? await startServer(env, 'writer') : server
   try {
-    const seeded = await writeHosts(server, 0, HOSTS, T0, 'scan-seed', false)
+    const seeded = await writeHosts(writer, 0, HOSTS, T0, 'scan-seed', false)
     const seedRate = rate(seeded)
     const afterSeed = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
     console.log(`seeded ${seeded.hosts} hosts, ${seeded.findings} findings in ${seedRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterSeed.rss / 1e6)} MB, peak ${Math.round(afterSeed.maxRss / 1e6)} MB`)
@@ -247,7 +250,7 @@ async function main (): Promise<void> {
     const ids: string[] = (await getJson(server.port, serviceKey, '/vulnerability?limit=500&sort=lastSeen')).items.map((f: { id: string }) => f.id)
 
     // Re-scans of hosts already known, with every order in use: the merges a scan of a known network does.
-    const rescanned = await writeHosts(server, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
+    const rescanned = await writeHosts(writer, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
     const rescanRate = rate(rescanned)
     const afterRescan = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
     console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterRescan.rss / 1e6)} MB, peak ${Math.round(afterRescan.maxRss / 1e6)} MB`)
@@ -272,6 +275,7 @@ async function main (): Promise<void> {
       csv.push(m)
     }
     const memory = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
+    const writerMemory = writer === server ? null : await ask<Memory>(writer, { cmd: 'memory' }, 'memory')
 
     const table = new Table({ style: PLAIN, head: ['group', 'case', 'p50 ms', 'p99 ms', 'target p99', ''] })
     for (const m of measured) table.push([m.group, m.name, m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), `< ${m.targetMs} ms`, passFail(m.pass)])
@@ -288,6 +292,10 @@ async function main (): Promise<void> {
         `>= ${TARGETS.csvRowsPerSec} rows/s`, passFail(c.pass)]),
       ['API RSS (after GC) / peak', `${mb(memory.rss)} MB / ${mb(memory.maxRss)} MB`, `< ${TARGETS.rssMb} MB`, passFail(mb(memory.maxRss) < TARGETS.rssMb)],
       ['API RSS after the first scans / after the re-scan', `${mb(afterSeed.rss)} MB / ${mb(afterRescan.rss)} MB`, '(info)', ''],
+      ...(writerMemory === null
+        ? []
+        : [['writer RSS (after GC) / peak (the worker\'s share: the store opened, batches written)', `${mb(writerMemory.rss)} MB / ${mb(writerMemory.maxRss)} MB`, `< ${TARGETS.rssMb} MB`,
+            passFail(mb(writerMemory.maxRss) < TARGETS.rssMb)]]),
       ['API heap used / committed, external (after GC)', `${mb(memory.heapUsed)} MB / ${mb(memory.heapCommitted)} MB, ${mb(memory.external)} MB`, '(info)', ''],
       ...Object.entries(firstReads).map(([path, ms]) => [`first read after start: ${path}`, `${ms.toFixed(0)} ms`, '(info)', ''])
     )
@@ -312,12 +320,14 @@ async function main (): Promise<void> {
         firstReads,
         routes: measured,
         csv,
-        memory: { ...memory, afterSeed, afterRescan }
+        memory: { ...memory, afterSeed, afterRescan },
+        writerMemory
       }, null, 2) + '\n')
       console.log(`figures written to ${args.out}`)
     }
   } finally {
     await stopServer(server)
+    if (writer !== server) await stopServer(writer)
     if (BACKEND === 'redis') {
       const backends = await openBackends(loadConfig({ REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_INDEX_FILE: '', SOURCES_FILE: '', LOG_LEVEL: 'silent', DATABASE_URL, DATABASE_SCHEMA: schema }, {}), pino({ level: 'silent' }))
       try {

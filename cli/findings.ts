@@ -6,17 +6,22 @@ import { api, CliError, EXIT, jsonPage, print, printJson, type Context } from '.
 import { uncheckedGate, verdict, type Gate } from './gate'
 import { findingsTable, severityCounts, type Finding, type Scan } from './output'
 
-export type FindingQuery = Omit<NonNullable<operations['listFindings']['parameters']['query']>, 'limit' | 'offset'>
+export type FindingQuery = Omit<NonNullable<operations['listFindings']['parameters']['query']>, 'limit' | 'offset' | 'cursor'>
 
-/** Every page of a list, for the totals --fail-on needs (bounded: at most `cap` items). */
+/**
+ * Every page of a list, for the totals --fail-on needs (bounded: at most `cap` items). Paged by cursor, so that
+ * findings written meanwhile neither repeat one nor skip one.
+ */
 export async function allFindings (ctx: Context, query: FindingQuery, cap = 100_000): Promise<{ items: Finding[], total: number }> {
   const items: Finding[] = []
   let total = 0
-  for (let offset = 0; offset < cap; offset += 500) {
-    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, limit: 500, offset } } }), ctx.baseUrl))
+  let cursor: string | undefined
+  while (items.length < cap) {
+    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, limit: 500, cursor } } }), ctx.baseUrl))
     items.push(...data.items)
     total = data.total
-    if (data.items.length < 500 || items.length >= total) break
+    cursor = data.nextCursor
+    if (cursor === undefined) break
   }
   return { items, total }
 }
@@ -48,10 +53,12 @@ export async function lastScansOfHosts (ctx: Context, address: string | undefine
     return result?.data !== undefined && result.data !== null ? [result.data.lastScanId] : []
   }
   const ids: string[] = []
-  for (let offset = 0; offset < cap; offset += 500) {
-    const { data } = await api(ctx.client.GET('/host', { params: { query: { limit: 500, offset } } }), ctx.baseUrl)
+  let cursor: string | undefined
+  while (ids.length < cap) {
+    const { data } = await api(ctx.client.GET('/host', { params: { query: { limit: 500, cursor } } }), ctx.baseUrl)
     ids.push(...data.items.map((h) => h.lastScanId))
-    if (data.items.length < 500 || offset + 500 >= data.total) break
+    cursor = data.nextCursor
+    if (cursor === undefined) break
   }
   return ids
 }

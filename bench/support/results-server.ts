@@ -1,10 +1,16 @@
-// The API child of bench/results-scale.ts: the real app (app.ts) on the backend the bench names, which also
-// writes the scan results when asked, through the results store the app opened with openBackends, so that
-// the embedded store is filled in the process that serves it. The parent talks over IPC.
+// The children of bench/results-scale.ts, talked to over IPC.
+// - `api`: the real app (app.ts) on the backend the bench names. On the embedded backend it also writes the scan
+//   results when asked, through the results store the app opened with openBackends, so that the store is filled
+//   in the process that serves it.
+// - `writer` (the scaled backend only): what a worker holds, the backends opened with openBackends and nothing
+//   else, writing the results when asked; the API process then only serves, as it does in that deployment.
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8'
 import Fastify from 'fastify'
+import pino from 'pino'
 import app, { serverOptions } from '../../app'
-import { loadConfig } from '../../lib/config'
+import { openBackends } from '../../lib/backends'
+import { loadConfig, type Config } from '../../lib/config'
+import type { ResultsStore } from '../../lib/store/results-types'
 import { resultsData } from './results-data'
 import { announce } from './child-server'
 
@@ -12,10 +18,60 @@ type Message =
   | { cmd: 'write', from: number, count: number, batch: number, at: number, scanId: string, rescan: boolean }
   | { cmd: 'memory' }
 
+// Only the store's own time is counted: building the writes is the scanner's work, not the store's.
+async function write (results: ResultsStore, m: Extract<Message, { cmd: 'write' }>): Promise<{ storeMs: number, hosts: number, findings: number }> {
+  const data = resultsData()
+  let storeMs = 0
+  let findings = 0
+  for (let i = m.from; i < m.from + m.count; i += m.batch) {
+    const writes = []
+    for (let k = i; k < Math.min(i + m.batch, m.from + m.count); k++) {
+      writes.push(data.write(k, new Date(m.at + k).toISOString(), m.scanId, m.rescan))
+    }
+    findings += writes.reduce((n, w) => n + w.findings.length, 0)
+    const t0 = performance.now()
+    await results.recordHosts(writes)
+    storeMs += performance.now() - t0
+  }
+  return { storeMs, hosts: m.count, findings }
+}
+
+function memory (): object {
+  global.gc?.()
+  const heap = getHeapStatistics()
+  return {
+    rss: process.memoryUsage().rss,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    heapUsed: heap.used_heap_size,
+    heapCommitted: heap.total_heap_size,
+    external: heap.external_memory,
+    spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { used: s.space_used_size, committed: s.space_size }]))
+  }
+}
+
+function serve (results: ResultsStore): void {
+  process.on('message', (msg: Message) => {
+    if (msg.cmd === 'write') {
+      write(results, msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
+    } else if (msg.cmd === 'memory') {
+      process.send?.({ memory: memory() })
+    }
+  })
+}
+
+async function writer (config: Config): Promise<void> {
+  const backends = await openBackends(config, pino({ level: 'silent' }))
+  serve(backends.results)
+  process.on('disconnect', () => { backends.close().finally(() => process.exit(0)) })
+  process.send?.({ port: 0 })
+}
+
 async function main (): Promise<void> {
   const env = process.env
   const backend = process.argv[2]
+  const role = process.argv[3] ?? 'api'
   if (backend !== 'memory' && backend !== 'redis') throw new Error(`unknown backend '${backend}'`)
+  if (role !== 'api' && !(role === 'writer' && backend === 'redis')) throw new Error(`no role '${role}' on the ${backend} backend`)
   const config = loadConfig({
     SERVICE_API_KEY: env.BENCH_SERVICE_KEY,
     LOG_LEVEL: 'silent',
@@ -24,48 +80,13 @@ async function main (): Promise<void> {
     QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
     ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL, DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA } : {})
   }, {})
+  if (role === 'writer') return await writer(config)
   const fastify = Fastify(serverOptions(config))
   await fastify.register(app, { config })
   await fastify.listen({ port: 0, host: '127.0.0.1' })
   const address = fastify.server.address()
   if (address === null || typeof address === 'string') throw new Error('no TCP address')
-  const data = resultsData()
-
-  // Only the store's own time is counted: building the writes is the scanner's work, not the store's.
-  async function write (m: Extract<Message, { cmd: 'write' }>): Promise<{ storeMs: number, hosts: number, findings: number }> {
-    let storeMs = 0
-    let findings = 0
-    for (let i = m.from; i < m.from + m.count; i += m.batch) {
-      const writes = []
-      for (let k = i; k < Math.min(i + m.batch, m.from + m.count); k++) {
-        writes.push(data.write(k, new Date(m.at + k).toISOString(), m.scanId, m.rescan))
-      }
-      findings += writes.reduce((n, w) => n + w.findings.length, 0)
-      const t0 = performance.now()
-      await fastify.results.recordHosts(writes)
-      storeMs += performance.now() - t0
-    }
-    return { storeMs, hosts: m.count, findings }
-  }
-
-  process.on('message', (msg: Message) => {
-    if (msg.cmd === 'write') {
-      write(msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
-    } else if (msg.cmd === 'memory') {
-      global.gc?.()
-      const heap = getHeapStatistics()
-      process.send?.({
-        memory: {
-          rss: process.memoryUsage().rss,
-          maxRss: process.resourceUsage().maxRSS * 1024,
-          heapUsed: heap.used_heap_size,
-          heapCommitted: heap.total_heap_size,
-          external: heap.external_memory,
-          spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { used: s.space_used_size, committed: s.space_size }]))
-        }
-      })
-    }
-  })
+  serve(fastify.results)
   announce(fastify, address.port)
 }
 
