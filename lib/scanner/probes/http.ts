@@ -324,8 +324,19 @@ export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   if (str(d.etcdserver)) {
     return clean({ service: 'http', product: 'etcd', version: str(d.etcdserver), extraInfo: joinInfo(str(d.etcdcluster) && `cluster version ${str(d.etcdcluster)}`) })
   }
-  if (str(d.ApiVersion) && str(d.Version)) {
-    return clean({ service: 'http', product: 'Docker', version: str(d.Version), extraInfo: joinInfo(`API ${str(d.ApiVersion)}`, str(d.Os) && `os ${str(d.Os)}`) })
+  const engine = str(d.Version)
+  if (str(d.ApiVersion) && engine) {
+    // A distribution's build keeps its repack suffix in the version (Debian's `20.10.24+dfsg1`): the release is the
+    // numeric part, the whole string is kept as the build.
+    const m = /^v?(\d+(?:\.\d+)+)(.*)$/.exec(engine)
+    const tag = distroTag(engine)
+    return clean({
+      service: 'http',
+      product: 'Docker',
+      version: m?.[1] ?? engine,
+      distro: tag?.distro,
+      extraInfo: joinInfo(`API ${str(d.ApiVersion)}`, str(d.Os) && `os ${str(d.Os)}`, m?.[2] ? `build ${engine}` : undefined)
+    })
   }
   const git = str(d.gitVersion)
   if (git && str(d.major) !== undefined && /^v\d/.test(git)) {
