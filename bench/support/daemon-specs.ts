@@ -3,7 +3,10 @@
 // directory, listening on its loopback address only, in the foreground. One spec per daemon, so a test
 // and the lab always probe the same daemon configured the same way.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, readdirSync, rmdirSync } from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
 import path from 'node:path'
 import type { DaemonContext, DaemonSpec } from './debian-daemon'
@@ -673,5 +676,87 @@ export function clickhouse (): DaemonSpec {
     }),
     args: ({ dir }) => [`--config-file=${path.join(dir, 'config.xml')}`],
     startMs: 30_000
+  }
+}
+
+/** TLS for dockerd: files the caller's `prepare` leaves in the daemon's directory, and whether clients must show a certificate. */
+export interface DockerdTls {
+  files?: Record<string, string>
+  prepare: (ctx: DaemonContext) => Array<[string, string[]]>
+  /** CA, certificate and key file names in the directory. */
+  ca: string
+  cert: string
+  key: string
+  /** `--tlsverify`: only clients with a certificate from the CA get in. */
+  verify: boolean
+  /** A client certificate and key from the CA (with `verify`, the test's own readiness probe needs them). */
+  clientCert?: string
+  clientKey?: string
+}
+
+/** Whether dockerd answers `GET /_ping` with OK (it listens before it has initialised, and is not ready until it answers). */
+async function dockerPings (host: string, port: number, tls: false | { cert?: string, key?: string }): Promise<boolean> {
+  return await new Promise<boolean>((resolve) => {
+    const opts = { host, port, path: '/_ping', timeout: 1000 }
+    const req = tls === false
+      ? http.get(opts)
+      : https.get({ ...opts, rejectUnauthorized: false, cert: tls.cert && readFileSync(tls.cert), key: tls.key && readFileSync(tls.key) })
+    req.once('response', (res) => {
+      let body = ''
+      res.on('data', (d: Buffer) => { body += d.toString() })
+      res.on('end', () => resolve(res.statusCode === 200 && body === 'OK'))
+    })
+    req.once('timeout', () => req.destroy())
+    req.once('error', () => resolve(false))
+  })
+}
+
+/** The runtime directory dockerd creates whatever its exec root (it looks for plugin sockets there). */
+const DOCKER_RUN_DIR = '/run/docker'
+
+/**
+ * Docker Engine (dockerd) on TCP only, with its own data and exec roots, pid file, configuration (its key file
+ * inside the directory, not /etc/docker) and a containerd it starts and stops itself (state under the exec root).
+ * No networking of its own: no bridge, iptables, IP forwarding, masquerading or userland proxy.
+ */
+export function dockerd (tls?: DockerdTls): DaemonSpec {
+  const hadRunDir = existsSync(DOCKER_RUN_DIR)
+  return {
+    pkg: 'docker.io',
+    binary: '/usr/sbin/dockerd',
+    files: ({ dir }) => ({ ...tls?.files, 'daemon.json': JSON.stringify({ 'deprecated-key-path': path.join(dir, 'key.json') }) + '\n' }),
+    prepare: (ctx) => tls?.prepare(ctx) ?? [],
+    args: ({ host, port, dir }) => ['-H', `tcp://${host}:${port}`, '--config-file', path.join(dir, 'daemon.json'),
+      '--data-root', path.join(dir, 'data'), '--exec-root', path.join(dir, 'exec'), '--pidfile', path.join(dir, 'dockerd.pid'),
+      '--storage-driver', 'vfs', '--bridge', 'none', '--iptables=false', '--ip6tables=false', '--ip-forward=false', '--ip-masq=false',
+      '--userland-proxy=false', '--log-level', 'warn',
+      ...(tls === undefined
+        ? []
+        // Given a CA, dockerd 20.10 asks clients for certificates even with --tls alone: TLS without them names none.
+        : [...(tls.verify ? ['--tlsverify', '--tlscacert', path.join(dir, tls.ca)] : ['--tls', '--tlsverify=false']),
+            '--tlscert', path.join(dir, tls.cert), '--tlskey', path.join(dir, tls.key)])],
+    ready: async ({ host, port, dir }) => await dockerPings(host, port, tls === undefined
+      ? false
+      : { cert: tls.clientCert && path.join(dir, tls.clientCert), key: tls.clientKey && path.join(dir, tls.clientKey) }),
+    // Stopping, it stops its containerd and unmounts its data root: killed half-way (as a stop during its start would), it leaves both.
+    startMs: 60_000,
+    stopMs: 30_000,
+    cleanup: ({ dir }) => {
+      // Should dockerd have been killed before it could: its containerd, and the mounts it made under its directory.
+      try {
+        const pid = Number(readFileSync(path.join(dir, 'exec', 'containerd', 'containerd.pid'), 'utf8').trim())
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        if (Number.isInteger(pid) && pid > 1 && stat.includes('(containerd)') && !/\) Z /.test(stat)) process.kill(pid, 'SIGKILL')
+      } catch {}
+      const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4])
+        .filter((m): m is string => m !== undefined && m.startsWith(dir + '/')).sort((a, b) => b.length - a.length)
+      for (const m of mounts) spawnSync('umount', ['-l', m])
+      // The runtime directory, when this daemon made it and left nothing but an empty plugins directory in it.
+      if (hadRunDir) return
+      try {
+        if (readdirSync(path.join(DOCKER_RUN_DIR, 'plugins')).length === 0) rmdirSync(path.join(DOCKER_RUN_DIR, 'plugins'))
+        rmdirSync(DOCKER_RUN_DIR)
+      } catch {}
+    }
   }
 }

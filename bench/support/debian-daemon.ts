@@ -33,11 +33,15 @@ export interface DaemonSpec {
   ready?: (ctx: DaemonContext) => Promise<boolean>
   /** How long the daemon may take to come up. */
   startMs?: number
+  /** How long it may take to stop after SIGTERM before it is killed (default 5 s). */
+  stopMs?: number
   /**
    * The daemon listens only on addresses some interface holds (named, smbd enumerate interfaces
    * instead of binding what they are told): its loopback address is added to `lo` for the run.
    */
   interfaceAddress?: boolean
+  /** Undo what the daemon leaves outside its directory, once it has exited (dockerd's runtime directory). */
+  cleanup?: (ctx: DaemonContext) => void
 }
 
 export interface RunningDaemon extends DaemonContext {
@@ -117,11 +121,12 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+      const timer = setTimeout(() => child.kill('SIGKILL'), spec.stopMs ?? 5000)
       await exited
       clearTimeout(timer)
     }
     dropAddress()
+    spec.cleanup?.(ctx)
     await rm(dir, { recursive: true, force: true })
   }
   live.add(stop)

@@ -104,6 +104,11 @@ export const LAB: LabDaemon[] = [
     self: { cmd: '/usr/bin/prometheus', args: ['--version'], pattern: /version ([\d.]+)/ }
   },
   {
+    name: 'Docker Engine', ...pick(specs.dockerd()), start: async () => await startDaemon(specs.dockerd()),
+    ports: (d) => one(d.port, 'dockerd', { service: 'http', product: 'Docker', version: 'full' }),
+    self: { cmd: '/usr/sbin/dockerd', args: ['--version'], pattern: /Docker version ([\d.]+)/ }
+  },
+  {
     name: 'Dovecot', ...pick(specs.dovecot()), binary: '/usr/lib/dovecot/imap', start: async () => await startDaemon(specs.dovecot()),
     ports: (d) => [
       { port: d.port, label: 'Dovecot IMAP', truth: { service: 'imap', product: 'Dovecot', version: 'none' } },

@@ -167,11 +167,32 @@ function couchdbVersion (body: string): string | undefined {
   }
 }
 
+/**
+ * The Kubernetes API server's refusal: a 401 or 403 whose body is a `Status` object of API version v1 carrying the
+ * same code (`{"kind":"Status","apiVersion":"v1",…,"status":"Failure",…,"code":403}`). It names the product and
+ * nothing of its version.
+ */
+function kubernetesRefusal (res: HttpResponse): ProbeMatch | null {
+  if (res.status !== 401 && res.status !== 403) return null
+  let d: unknown
+  try {
+    d = JSON.parse(res.body.toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof d !== 'object' || d === null) return null
+  const s = d as Record<string, unknown>
+  if (s.kind !== 'Status' || s.apiVersion !== 'v1' || s.status !== 'Failure' || s.code !== res.status) return null
+  return clean({ service: 'http', product: 'Kubernetes', extraInfo: joinInfo(typeof s.reason === 'string' ? s.reason : undefined, `status ${res.status}`) })
+}
+
 /** Identify the product behind an HTTP response. */
 export function identify (res: HttpResponse): ProbeMatch {
   const body = res.body.toString('utf8')
   const es = parseRootDocument(body) ?? parseUnauthorized(res.status, res.headers)
   if (es) return es
+  const kubernetes = res.headers.has('server') ? null : kubernetesRefusal(res)
+  if (kubernetes) return kubernetes
   const server = res.headers.get('server')
   const result: ProbeMatch = { service: 'http' }
   const extra: Array<string | undefined> = []
@@ -248,7 +269,8 @@ export function parse (reply: Buffer): ProbeMatch | null {
 /**
  * Where a server that hides itself at `/` names itself: API servers written in Go answer `/` with
  * a bare 404 (`404 page not found`, Docker's `{"message":"page not found"}`) and name themselves
- * at `/version`; Prometheus redirects `/` to its graph page and names itself at
+ * at `/version`; the Kubernetes API server refuses `/` to anonymous clients but, by default, shows
+ * them `/version`; Prometheus redirects `/` to its graph page and names itself at
  * `/api/v1/status/buildinfo`; Grafana redirects `/` to `/login` and gives its version at
  * `/api/health`, which needs no login; Consul redirects `/` to its UI (`/ui/`), or names itself
  * without a version when the UI is off, and gives its version at `/v1/agent/self` (unless ACLs
@@ -257,6 +279,7 @@ export function parse (reply: Buffer): ProbeMatch | null {
 export function followUpPath (reply: Buffer): string | undefined {
   const res = parseResponse(reply)
   if (!res || res.headers.has('server')) return undefined
+  if (kubernetesRefusal(res)) return '/version'
   const location = res.headers.get('location') ?? ''
   if (res.status === 404) {
     const body = res.body.toString('utf8').trim()
@@ -324,8 +347,19 @@ export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   if (str(d.etcdserver)) {
     return clean({ service: 'http', product: 'etcd', version: str(d.etcdserver), extraInfo: joinInfo(str(d.etcdcluster) && `cluster version ${str(d.etcdcluster)}`) })
   }
-  if (str(d.ApiVersion) && str(d.Version)) {
-    return clean({ service: 'http', product: 'Docker', version: str(d.Version), extraInfo: joinInfo(`API ${str(d.ApiVersion)}`, str(d.Os) && `os ${str(d.Os)}`) })
+  const engine = str(d.Version)
+  if (str(d.ApiVersion) && engine) {
+    // A distribution's build keeps its repack suffix in the version (Debian's `20.10.24+dfsg1`): the release is the
+    // numeric part, the whole string is kept as the build.
+    const m = /^v?(\d+(?:\.\d+)+)(.*)$/.exec(engine)
+    const tag = distroTag(engine)
+    return clean({
+      service: 'http',
+      product: 'Docker',
+      version: m?.[1] ?? engine,
+      distro: tag?.distro,
+      extraInfo: joinInfo(`API ${str(d.ApiVersion)}`, str(d.Os) && `os ${str(d.Os)}`, m?.[2] ? `build ${engine}` : undefined)
+    })
   }
   const git = str(d.gitVersion)
   if (git && str(d.major) !== undefined && /^v\d/.test(git)) {

@@ -7,8 +7,9 @@
 // Consul: `/` with its UI off (the text its agent writes) and `/v1/agent/self` from its API reference.
 // Documents printed without a status line (*.json, *.txt) are sent as `200 OK` with a Content-Type and
 // Content-Length and nothing else. MongoDB: `listDatabases` answered as its command reference prints it, and
-// refused as mongod's code builds the refusal, sent as BSON in OP_MSG replies. The Docker Engine API has no
-// such fixture yet (see the README's "Exposure checks").
+// refused as mongod's code builds the refusal, sent as BSON in OP_MSG replies. Kubernetes: the API server's 403
+// Status object (from its own tests) and its `/version` document (from "Kubernetes The Hard Way"). The Docker
+// Engine is tested on Debian's dockerd (docker-daemon.test.ts).
 
 import fs from 'node:fs'
 import net from 'node:net'
@@ -239,4 +240,23 @@ test('a MongoDB port that closes on listDatabases: no finding, no conclusion', a
   const r = await runChecks({ host: s.host, port: s.port, service: mongoService, hostnames: [] })
   t.same(r.exposures, [])
   t.notOk(r.concluded)
+})
+
+test('Kubernetes API server refusing / to anonymous clients: followed to /version, product and version from there', async (t) => {
+  const s = await replay({ '/': documentedResponse('kubernetes-forbidden.http'), '/version': documentedResponse('kubernetes-version.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Kubernetes', version: '1.32.3', extraInfo: 'linux/arm64' })
+  t.same(service.cpe, ['cpe:2.3:a:kubernetes:kubernetes:1.32.3:*:*:*:*:*:*:*'])
+  t.same(s.seen, ['GET /', 'GET /version'])
+})
+
+test('Kubernetes API server refusing /version too: the product alone, no version guessed', async (t) => {
+  const s = await replay({ '/': documentedResponse('kubernetes-forbidden.http'), '/version': documentedResponse('kubernetes-forbidden.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Kubernetes', extraInfo: 'Forbidden; status 403' })
+  t.equal(service.version, undefined)
+  t.same(service.cpe, ['cpe:2.3:a:kubernetes:kubernetes:*:*:*:*:*:*:*:*'], 'the product\'s CPE, any version')
+  t.same(s.seen, ['GET /', 'GET /version'], 'it asked where a version would be')
 })

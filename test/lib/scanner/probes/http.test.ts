@@ -151,3 +151,16 @@ test('Grafana and Consul: where / leads and what the follow-up document names', 
     { service: 'http', product: 'Consul', version: '1.0.0', extraInfo: 'datacenter dc1; server; revision deadbeef; agent API without a token' })
   t.equal(parseVersionDocument(b('HTTP/1.1 403 Forbidden\r\nContent-Length: 17\r\n\r\nPermission denied')), null, 'an ACL refusal names nothing')
 })
+
+test('a refusal names Kubernetes only as the API server\'s own Status object', async (t) => {
+  const refusal = (status: string, body: string, headers = ''): Buffer =>
+    b(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`)
+  const status401 = '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+  t.match(parse(refusal('401 Unauthorized', status401)), { product: 'Kubernetes', extraInfo: 'Unauthorized; status 401' })
+  t.equal(followUpPath(refusal('401 Unauthorized', status401)), '/version')
+  t.notOk(parse(refusal('401 Unauthorized', status401))?.version, 'a refusal shows no version')
+  t.equal(parse(refusal('403 Forbidden', status401))?.product, undefined, 'the code in the body must be the status sent')
+  t.equal(parse(refusal('403 Forbidden', '{"message":"forbidden"}'))?.product, undefined, 'any other JSON refusal names nothing')
+  t.equal(followUpPath(refusal('403 Forbidden', '{"message":"forbidden"}')), undefined)
+  t.equal(parse(refusal('401 Unauthorized', status401, 'Server: nginx\r\n'))?.product, 'nginx', 'a Server header speaks first')
+})
