@@ -3,7 +3,8 @@
 // invented: a request for which no documented response is stored gets the connection closed.
 // CouchDB: `GET /` and `GET /_all_dbs` from its API reference. Elasticsearch: `GET /` open and secured as a
 // 7.9.3 node sent them (status line, headers and body), and the 8.12.1 root document of its reference.
-// OpenSearch: the root document of its quickstart. Grafana: `/api/health` from its HTTP API reference.
+// OpenSearch: the root document of its quickstart. Grafana: `/api/health` from its HTTP API reference, and `/`
+// (a 302 to /login) reconstructed from Grafana's and Go's source, as its source note says (no capture was found).
 // Consul: `/` with its UI off (the text its agent writes) and `/v1/agent/self` from its API reference.
 // Documents printed without a status line (*.json, *.txt) are sent as `200 OK` with a Content-Type and
 // Content-Length and nothing else. MongoDB: `listDatabases` answered as its command reference prints it, and
@@ -151,6 +152,26 @@ test('Consul whose agent endpoint gives nothing: still Consul, without a version
   const service = await detectService({ host: s.host, port: s.port, level: 'light' })
   t.equal(service.product, 'Consul')
   t.equal(service.version, undefined)
+})
+
+test('Grafana redirecting / to its login page: followed to /api/health, product and version from there', async (t) => {
+  const s = await replay({ '/': documentedResponse('grafana-root-redirect.http'), '/api/health': documentedResponse('grafana-api-health.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Grafana', version: '5.1.3', extraInfo: 'commit 087143285; database ok' })
+  t.same(service.cpe, ['cpe:2.3:a:grafana:grafana:5.1.3:*:*:*:*:*:*:*'])
+  t.same(s.seen, ['GET /', 'GET /api/health'], 'one follow-up request')
+})
+
+test('a 302 to /login from a server that names itself (nginx in front): not called Grafana, no follow-up', async (t) => {
+  // The same redirect as passed on by a proxy that adds its own Server header (Debian 12's nginx sends this one).
+  const redirect = documentedResponse('grafana-root-redirect.http').toString('latin1').replace('\r\n', '\r\nServer: nginx/1.22.1\r\n')
+  const s = await replay({ '/': Buffer.from(redirect, 'latin1'), '/api/health': documentedResponse('grafana-api-health.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'nginx', version: '1.22.1' })
+  t.not(service.product, 'Grafana')
+  t.same(s.seen, ['GET /'], '/api/health was not asked for')
 })
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
