@@ -9,6 +9,10 @@
 // 3. Fallback probes, each on its own connection and run side by side, so a port that answers
 //    nothing costs one probe timeout rather than one per probe. Results are taken in registry
 //    order; a lower-priority reply only wins when it says more (a version beats a bare name).
+//    Once a probe's own parser has named the port's protocol and every probe before the best
+//    reply has finished, the probes still out get a short grace to say more, not their full wait:
+//    a port that spoke one protocol seldom answers another's request (ClickHouse's native port
+//    answers HTTP too, at once), and a silent one only costs time.
 // Every reply, whichever probe provoked it, is also checked against all registered signatures: a
 // NATS server answers an HTTP probe with its INFO line, RabbitMQ answers it with an AMQP header.
 // 'light' waits less and falls back only to the probes marked for it; 'full' tries every probe
@@ -43,11 +47,13 @@ interface Timing {
   probe: number
   /** Quiet time after some bytes that ends a read with no framing to go by. */
   idle: number
+  /** Once the port's protocol is named, how long fallbacks that could only win by saying more still get. */
+  grace: number
 }
 
 const TIMING: Record<DetectOptions['level'], Timing> = {
-  light: { total: 8000, connect: 2000, banner: 1500, probe: 2000, idle: 300 },
-  full: { total: 20000, connect: 3000, banner: 4000, probe: 3000, idle: 500 }
+  light: { total: 8000, connect: 2000, banner: 1500, probe: 2000, idle: 300, grace: 500 },
+  full: { total: 20000, connect: 3000, banner: 4000, probe: 3000, idle: 500, grace: 1000 }
 }
 
 interface Found {
@@ -56,6 +62,8 @@ interface Found {
   tls?: TlsInfo
   /** A plain-text probe saw a TLS record or an HTTPS server's complaint: worth a TLS handshake. */
   tlsHint?: boolean
+  /** The probe's own parser named its own protocol in the reply to its own request. */
+  own?: boolean
 }
 
 interface Ctx {
@@ -150,7 +158,9 @@ async function exchange (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false):
 async function runOn (p: ProbeDescriptor, c: Conn, ctx: Ctx, secure = false): Promise<Found | null> {
   const out = await exchange(p, c, ctx, secure)
   if (!out) return null
-  return found(out.match ?? recognise(ctx, out.reply), out.reply, ctx)
+  const f = found(out.match ?? recognise(ctx, out.reply), out.reply, ctx)
+  if (f && out.match?.service === p.name) f.own = true
+  return f
 }
 
 /**
@@ -256,7 +266,9 @@ async function attempt (p: ProbeDescriptor, ctx: Ctx, reuse?: Conn | null): Prom
 
 /**
  * Run probes side by side (at most `limit` at once) and take the best result: higher score wins,
- * ties go to the earlier probe; stop early once an earlier-settled prefix holds a versioned result.
+ * ties go to the earlier probe; stop early once an earlier-settled prefix holds a versioned result,
+ * or once every probe before the best has finished, some probe's own parser has named the port's
+ * protocol, and the probes still out (which could only win by saying more) have had their grace.
  */
 async function race (probes: ProbeDescriptor[], ctx: Ctx, limit: number): Promise<Found | null> {
   const results: Array<Found | null | undefined> = probes.map(() => undefined)
@@ -265,18 +277,28 @@ async function race (probes: ProbeDescriptor[], ctx: Ctx, limit: number): Promis
   return await new Promise((resolve) => {
     let running = 0
     let finished = false
+    let grace: NodeJS.Timeout | undefined
+    let graceOver = false
     const settle = (): void => {
       if (finished) return
       let prefixDone = true
+      // Every probe up to the best has finished: none still out can take it on a tie.
+      let bestSettled = false
       best = null
       for (let i = 0; i < probes.length; i++) {
         if (results[i] === undefined) { prefixDone = false; continue }
-        if (score(results[i]!) > score(best)) best = results[i]!
+        if (score(results[i]!) > score(best)) {
+          best = results[i]!
+          bestSettled = prefixDone
+        }
         if (prefixDone && score(best) >= 3) break
       }
+      const named = bestSettled && score(best) >= 1 && results.some((r) => r?.own === true && score(r) >= 1)
+      if (named && !grace) grace = setTimeout(() => { graceOver = true; settle() }, ctx.timing.grace)
       const allDone = results.every((r) => r !== undefined)
-      if (allDone || (prefixDone && score(best) >= 3) || ctx.signal.aborted) {
+      if (allDone || (prefixDone && score(best) >= 3) || (named && graceOver) || ctx.signal.aborted) {
         finished = true
+        clearTimeout(grace)
         resolve(best)
         return
       }

@@ -302,6 +302,38 @@ test('full level finds client-first services on unexpected ports; light does not
   t.ok(await allClosed(st))
 })
 
+test('full level: once a probe names the protocol, the fallbacks still out get a grace, not their whole wait', async (t) => {
+  // HTTP with no Server header (a bare name). The probes that come before HTTP (IRC's registration,
+  // the TLS ClientHello) are refused at once, so nothing still out can take HTTP's place on a tie;
+  // other requests get silence (as ZooKeeper's `srvr` does from an XMPP server) or, on the second
+  // server, an end, except memcached's `version`, answered late but within the grace: a later probe
+  // that says more.
+  const server = (others: 'silent' | 'memcached') => (s: net.Socket): void => {
+    let buf = ''
+    s.on('data', (d: Buffer) => {
+      if (!buf && (d[0] === 0x16 || d.toString('latin1').startsWith('NICK '))) return s.destroy()
+      buf += d.toString('latin1')
+      if (buf.startsWith('GET ')) {
+        if (buf.includes('\r\n\r\n')) s.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
+      } else if (others === 'memcached') {
+        if (buf === 'version\r\n') setTimeout(() => s.end('VERSION 1.6.18\r\n'), 300)
+        else s.end()
+      }
+    })
+  }
+  const quiet = await serve(t, server('silent'))
+  const t0 = Date.now()
+  const r = await detectService({ host: HOST, port: quiet.port, level: 'full' })
+  const took = Date.now() - t0
+  t.match(r, { service: 'http', product: undefined, version: undefined })
+  // The banner wait (4 s) and the grace (1 s), not the silent probes' wait (3 s).
+  t.ok(took < 6000, `took ${took} ms`)
+  t.ok(await allClosed(quiet), 'the probes cut short are closed')
+  const late = await serve(t, server('memcached'))
+  t.match(await detectService({ host: HOST, port: late.port, level: 'full' }), { service: 'memcached', product: 'memcached', version: '1.6.18' })
+  t.ok(await allClosed(late))
+})
+
 test('MongoDB on 27017: isMaster, then buildInfo as OP_MSG for the exact version', async (t) => {
   const reply = (requestId: number, op: number, doc: Buffer): Buffer => {
     const head = Buffer.alloc(op === 1 ? 36 : 21)
