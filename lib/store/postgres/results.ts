@@ -385,7 +385,11 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
-    const total = Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    const count = async (): Promise<number> => Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    if (query.offset === 0 && query.after === undefined) {
+      return await this.firstPage<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.limit, count)
+    }
+    const total = await count()
     if (query.after !== undefined) {
       const items = await this.pageAfter<HostRecord>('hosts', where, p, HOST_SORT_COLUMN[sort], 'address', order, query.after, query.limit)
       return { items, total }
@@ -401,6 +405,12 @@ export class PostgresResultsStore implements ResultsStore {
     const beyond = `(${column}, ${tie}) ${order === 'asc' ? '>' : '<'} (${p.add(after.value)}, ${p.add(after.key)})`
     const sql = `SELECT record FROM ${table} WHERE ${[...where, beyond].join(' AND ')} ORDER BY ${column} ${dir}, ${tie} ${dir} LIMIT ${p.add(limit)}`
     return (await this.pool.query<{ record: T }>(sql, p.values)).rows.map((r) => r.record)
+  }
+
+  /** The first page, read before the count: a list shorter than a page (a host's findings, a narrow filter) is its own total. */
+  private async firstPage<T> (select: string, p: Params, column: string, tie: string, order: 'asc' | 'desc', limit: number, count: () => Promise<number>): Promise<Page<T>> {
+    const items = await this.page<T>(select, p, column, tie, order, 0, limit, Number.POSITIVE_INFINITY)
+    return { items, total: items.length < limit ? items.length : await count() }
   }
 
   /**
@@ -519,18 +529,22 @@ export class PostgresResultsStore implements ResultsStore {
 
   async listFindings (query: FindingQuery): Promise<Page<FindingRecord>> {
     const sql = this.findingSql(query)
-    const total = await this.countFindings(query, sql)
     // A host's or a CVE's findings are few beside the whole table: read them through their own index and sort them,
     // rather than walk the sort index until enough of them turn up (a hot CVE's share of millions can be far down it).
     // A CVE's findings have an index in CVSS order of their own (findings_by_cve).
     // A scan's findings likewise.
     const ownIndex = query.host === undefined && query.scanId === undefined && query.cveId !== undefined && sql.column === 'cvss_sort'
     const column = (query.host !== undefined || query.cveId !== undefined || query.scanId !== undefined) && !ownIndex ? `(${sql.column} + 0)` : sql.column
+    const select = `SELECT record FROM findings ${sql.where}`
+    if (query.offset === 0 && query.after === undefined) {
+      return await this.firstPage<FindingRecord>(select, sql.params, column, 'id', sql.order, query.limit, async () => await this.countFindings(query, sql))
+    }
+    const total = await this.countFindings(query, sql)
     if (query.after !== undefined) {
       const items = await this.pageAfter<FindingRecord>('findings', sql.conditions, sql.params, column, 'id', sql.order, query.after, query.limit)
       return { items, total }
     }
-    const items = await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
+    const items = await this.page<FindingRecord>(select, sql.params, column, 'id', sql.order, query.offset, query.limit, total)
     return { items, total }
   }
 
