@@ -72,11 +72,6 @@ function findingOrder (table: FindingTable, sort: FindingSortKey): (a: number, b
   }
 }
 
-/** Whether an item comes after a position in the given order, from its ascending comparison with it. */
-function pastPosition<T> (order: 'asc' | 'desc', compare: (item: T) => number): (item: T) => boolean {
-  return order === 'asc' ? (item) => compare(item) > 0 : (item) => compare(item) < 0
-}
-
 function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
   const text = q.q?.toLowerCase()
   const service = q.service?.toLowerCase()
@@ -398,8 +393,8 @@ export class MemoryResultsStore implements ResultsStore {
     const order = query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const { limit, after } = query
     const matches = hostMatcher(query)
-    // Keyset paging: the page starts at the first host past the place `after` names, counted in the same order.
-    const reached = after === undefined ? null : pastPosition(order, (h: HostEntry) => comparePosition(h.keys[sort], () => h.address, after))
+    // Keyset paging: the page is the first `limit` hosts that pass past the place `after` names.
+    const place = after === undefined ? null : (h: HostEntry): number => comparePosition(h.keys[sort], () => h.address, after)
     if (query.scanId !== undefined) {
       // The scan's hosts are the candidates, put in order.
       const seen = this.scanEntries.get(query.scanId)
@@ -409,17 +404,23 @@ export class MemoryResultsStore implements ResultsStore {
         if (h !== undefined && (matches === null || matches(h))) candidates.push(h)
       }
       candidates.sort(hostOrder(sort))
-      const offset = reached === null ? query.offset : candidates.filter((h) => !reached(h)).length
+      const offset = place === null ? query.offset : candidates.filter((h) => order === 'asc' ? place(h) <= 0 : place(h) >= 0).length
       return { items: pageOf(candidates, order, offset, limit).map((h) => h.record), total: candidates.length }
     }
     const list = this.hostList(sort)
-    const offset = reached === null ? query.offset : list.countUntil(order, reached, matches ?? undefined)
+    if (place !== null) {
+      // The place found by a binary search in the order, the page walked from there.
+      const start = order === 'asc' ? list.countBefore((h) => place(h) > 0) : list.size - list.countBefore((h) => place(h) >= 0)
+      const items: HostRecord[] = []
+      if (limit > 0) list.walk(order, start, (h) => { if (matches === null || matches(h)) items.push(h.record); return items.length < limit })
+      return { items, total: matches === null ? this.hosts.size : list.select(order, 0, 0, matches).total }
+    }
     if (matches === null) {
-      return { items: list.slice(order, offset, limit).map((h) => h.record), total: this.hosts.size }
+      return { items: list.slice(order, query.offset, limit).map((h) => h.record), total: this.hosts.size }
     }
     // Port, service and product are tested on each host's own short lists: a walk over 10,000 hosts costs well
     // under a millisecond, less than posting sets of every host cost in memory.
-    const { items, total } = list.select(order, offset, limit, matches)
+    const { items, total } = list.select(order, query.offset, limit, matches)
     return { items: items.map((h) => h.record), total }
   }
 
@@ -467,16 +468,25 @@ export class MemoryResultsStore implements ResultsStore {
     const order = query.order ?? FINDING_SORT_DEFAULT_ORDER[sort]
     const q = query.host === undefined ? query : { ...query, host: normalizeAddress(query.host) ?? query.host }
     const t = this.table
-    // Keyset paging: the page starts at the first finding past the place `after` names, counted in the same order.
+    // Keyset paging: the page is the first `limit` findings that pass past the place `after` names. The place is
+    // found in the order by a binary search, and the page walked from there: as quick deep in the list as at its start.
     const column = t.sortColumn(sort)
-    const reached = after === undefined ? null : pastPosition(order, (s: number) => comparePosition(column[s], () => t.idText(s), after))
-    const startOf = (test?: (s: number) => boolean): number => reached === null ? offset : this.findingList(sort).countUntil(order, reached, test)
+    const place = after === undefined ? null : (s: number): number => comparePosition(column[s], () => t.idText(s), after)
+    const keysetPage = (test?: (s: number) => boolean): number[] => {
+      const list = this.findingList(sort)
+      const start = order === 'asc'
+        ? list.countBefore((s) => place!(s) > 0)
+        : list.size - list.countBefore((s) => place!(s) >= 0)
+      const out: number[] = []
+      if (limit > 0) list.walk(order, start, (s) => { if (test === undefined || test(s)) out.push(s); return out.length < limit })
+      return out
+    }
     if (!findingQueryFilters(q)) {
       const total = t.count - t.hidden
-      if (t.hidden === 0) return { slots: this.findingList(sort).slice(order, startOf(), limit), total }
+      if (t.hidden === 0) return { slots: place === null ? this.findingList(sort).slice(order, offset, limit) : keysetPage(), total }
       // Every finding but the hidden statuses.
       const visible = (s: number): boolean => !t.isHidden(s)
-      return { slots: this.walkPage(sort, order, startOf(visible), limit, total, visible), total }
+      return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, visible) : keysetPage(visible), total }
     }
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     // A scan's findings are always the candidates when it is named: the test below does not know scans.
@@ -490,13 +500,13 @@ export class MemoryResultsStore implements ResultsStore {
       const passes = t.filter(q)
       const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
       const all = candidates.filter(test).sort(findingOrder(t, sort))
-      const start = reached === null ? offset : all.filter((s) => !reached(s)).length
+      const start = place === null ? offset : all.filter((s) => order === 'asc' ? place(s) <= 0 : place(s) >= 0).length
       return { slots: pageOf(all, order, start, limit), total: all.length }
     }
     // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
     const { mask, total } = t.mark(q)
     const marked = (s: number): boolean => mask[s] === 1
-    return { slots: this.walkPage(sort, order, startOf(marked), limit, total, marked), total }
+    return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(marked), total }
   }
 
   /** Slots of the findings of every host carrying `tag`. */

@@ -140,16 +140,31 @@ export class SortedList<T> {
   }
 
   /**
-   * How many items (those that pass `test`, when given) come in the given order before the first one `reached`
-   * holds for: the offset at which a keyset page starts.
+   * How many items come before the first one `past` holds for, `past` being false and then true along the
+   * ascending order: a binary search over the chunks' last items, then within one chunk.
    */
-  countUntil (order: 'asc' | 'desc', reached: (item: T) => boolean, test?: (item: T) => boolean): number {
+  countBefore (past: (item: T) => boolean): number {
+    const chunks = this.chunks
+    let lo = 0
+    let hi = chunks.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      const chunk = chunks[mid]
+      if (past(chunk[chunk.length - 1])) hi = mid
+      else lo = mid + 1
+    }
     let n = 0
-    this.walk(order, 0, (item) => {
-      if (reached(item)) return false
-      if (test === undefined || test(item)) n++
-    })
-    return n
+    for (let c = 0; c < lo; c++) n += chunks[c].length
+    if (lo === chunks.length) return n
+    const chunk = chunks[lo]
+    let a = 0
+    let b = chunk.length
+    while (a < b) {
+      const mid = (a + b) >>> 1
+      if (past(chunk[mid])) b = mid
+      else a = mid + 1
+    }
+    return n + a
   }
 
   /** `limit` items from position `offset` of the given order. */
