@@ -46,8 +46,10 @@ export function readCursor (cursor: string, scope: Record<string, unknown>): Lis
   return { value: parts[2] as number | string, key: parts[3] as string }
 }
 
-/** An item's place beside a position in ascending order (by value, then key as text compares in code units): negative when it comes first.
- * The key is read only when the values tie. */
+/**
+ * An item's place beside a position in ascending order (by value, then key as text compares in code units):
+ * negative when the item comes first. The key is read only when the values tie.
+ */
 export function comparePosition (value: number | string, key: () => string, at: ListPosition): number {
   if (value !== at.value) return value < at.value ? -1 : 1
   const k = key()

@@ -472,21 +472,19 @@ export class MemoryResultsStore implements ResultsStore {
     // found in the order by a binary search, and the page walked from there: as quick deep in the list as at its start.
     const column = t.sortColumn(sort)
     const place = after === undefined ? null : (s: number): number => comparePosition(column[s], () => t.idText(s), after)
-    const keysetPage = (test?: (s: number) => boolean): number[] => {
+    const keysetPage = (at: (s: number) => number, test?: (s: number) => boolean): number[] => {
       const list = this.findingList(sort)
-      const start = order === 'asc'
-        ? list.countBefore((s) => place!(s) > 0)
-        : list.size - list.countBefore((s) => place!(s) >= 0)
+      const start = order === 'asc' ? list.countBefore((s) => at(s) > 0) : list.size - list.countBefore((s) => at(s) >= 0)
       const out: number[] = []
       if (limit > 0) list.walk(order, start, (s) => { if (test === undefined || test(s)) out.push(s); return out.length < limit })
       return out
     }
     if (!findingQueryFilters(q)) {
       const total = t.count - t.hidden
-      if (t.hidden === 0) return { slots: place === null ? this.findingList(sort).slice(order, offset, limit) : keysetPage(), total }
+      if (t.hidden === 0) return { slots: place === null ? this.findingList(sort).slice(order, offset, limit) : keysetPage(place), total }
       // Every finding but the hidden statuses.
       const visible = (s: number): boolean => !t.isHidden(s)
-      return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, visible) : keysetPage(visible), total }
+      return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, visible) : keysetPage(place, visible), total }
     }
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     // A scan's findings are always the candidates when it is named: the test below does not know scans.
@@ -506,7 +504,7 @@ export class MemoryResultsStore implements ResultsStore {
     // Otherwise one pass over the columns counts the matches, and the page is walked in order to from its nearer end.
     const { mask, total } = t.mark(q)
     const marked = (s: number): boolean => mask[s] === 1
-    return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(marked), total }
+    return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(place, marked), total }
   }
 
   /** Slots of the findings of every host carrying `tag`. */
