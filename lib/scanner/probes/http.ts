@@ -274,7 +274,8 @@ export function parse (reply: Buffer): ProbeMatch | null {
  * `/api/v1/status/buildinfo`; Grafana redirects `/` to `/login` and gives its version at
  * `/api/health`, which needs no login; Consul redirects `/` to its UI (`/ui/`), or names itself
  * without a version when the UI is off, and gives its version at `/v1/agent/self` (unless ACLs
- * refuse it). Undefined when `/` said enough or gives no such lead.
+ * refuse it); Traefik's API entry point redirects `/` to `/dashboard/` and gives its version at
+ * `/api/version`. Undefined when `/` said enough or gives no such lead.
  */
 export function followUpPath (reply: Buffer): string | undefined {
   const res = parseResponse(reply)
@@ -288,6 +289,7 @@ export function followUpPath (reply: Buffer): string | undefined {
   if (res.status === 302 && /^\/(?:classic\/)?graph$/.test(location)) return '/api/v1/status/buildinfo'
   if (res.status === 302 && location === '/login') return '/api/health'
   if (res.status === 301 && location === '/ui/') return '/v1/agent/self'
+  if ((res.status === 302 || res.status === 301) && location === '/dashboard/') return '/api/version'
   if (res.status === 200 && /^Consul Agent\b/.test(res.body.toString('utf8'))) return '/v1/agent/self'
   return undefined
 }
@@ -328,8 +330,23 @@ function consulAgentSelf (d: Record<string, unknown>): ProbeMatch | null {
   })
 }
 
+/**
+ * Traefik's `/api/version`: `{"Version":"3.4.0","Codename":"montdor","startDate":"…"}`. A build from source says
+ * `dev` and names no release: Traefik without a version then.
+ */
+function traefikVersion (d: Record<string, unknown>): ProbeMatch | null {
+  if (typeof d.Version !== 'string' || typeof d.Codename !== 'string' || typeof d.startDate !== 'string') return null
+  const m = /^v?(\d+(?:\.\d+)+(?:-[\w.]+)?)$/.exec(d.Version)
+  return clean({
+    service: 'http',
+    product: 'Traefik',
+    version: m?.[1],
+    extraInfo: joinInfo(d.Codename !== '' ? `codename ${d.Codename}` : undefined, m ? undefined : d.Version !== '' ? `build ${d.Version}` : undefined)
+  })
+}
+
 /** The document at a follow-up path: etcd, Docker Engine or Kubernetes `/version`, Prometheus build information,
- * Grafana's health, Consul's agent. */
+ * Grafana's health, Consul's agent, Traefik's version. */
 export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   const res = parseResponse(reply)
   if (!res || res.status !== 200) return null
@@ -341,7 +358,7 @@ export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   }
   if (typeof doc !== 'object' || doc === null) return null
   const d = doc as Record<string, unknown>
-  const named = prometheusBuildInfo(d) ?? grafanaHealth(d) ?? consulAgentSelf(d)
+  const named = prometheusBuildInfo(d) ?? grafanaHealth(d) ?? consulAgentSelf(d) ?? traefikVersion(d)
   if (named) return named
   const str = (v: unknown): string | undefined => typeof v === 'string' && v.length > 0 ? v : undefined
   if (str(d.etcdserver)) {
@@ -394,6 +411,6 @@ export const probe: ProbeDescriptor = {
   },
   hintsTls: (reply) => /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server/i.test(reply.toString('latin1')),
   products: [...new Set([...SERVER_RULES.map((r) => r.product), ...PAGE_RULES.map((r) => r.product), ...VIA_RULES.map((r) => r.product),
-    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB', 'etcd', 'Docker', 'Kubernetes', 'Prometheus', 'Grafana', 'Consul'])],
+    'Elasticsearch', 'OpenSearch', 'Jenkins', 'InfluxDB', 'etcd', 'Docker', 'Kubernetes', 'Prometheus', 'Grafana', 'Consul', 'Traefik'])],
   verbatimProducts: true
 }

@@ -10,7 +10,8 @@
 // Content-Length and nothing else. MongoDB: `listDatabases` answered as its command reference prints it, and
 // refused as mongod's code builds the refusal, sent as BSON in OP_MSG replies. Kubernetes: the API server's 403
 // Status object (from its own tests) and its `/version` document (from "Kubernetes The Hard Way"). The Docker
-// Engine is tested on Debian's dockerd (docker-daemon.test.ts).
+// Engine is tested on Debian's dockerd (docker-daemon.test.ts). Traefik: `/` on its API entry point (a 302 to
+// /dashboard/, reconstructed from Traefik's and Go's source) and `/api/version` as its dashboard's mock prints it.
 
 import fs from 'node:fs'
 import net from 'node:net'
@@ -172,6 +173,50 @@ test('a 302 to /login from a server that names itself (nginx in front): not call
   t.match(service, { service: 'http', product: 'nginx', version: '1.22.1' })
   t.not(service.product, 'Grafana')
   t.same(s.seen, ['GET /'], '/api/health was not asked for')
+})
+
+test('Traefik\'s API entry point redirecting / to its dashboard: followed to /api/version, product and version from there', async (t) => {
+  const s = await replay({
+    '/': documentedResponse('traefik-root-redirect.http'),
+    '/api/version': documentedBody('traefik-api-version.json', 'application/json; charset=UTF-8')
+  })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'Traefik', version: '3.4.0', extraInfo: 'codename montdor' })
+  t.same(service.cpe, ['cpe:2.3:a:traefik:traefik:3.4.0:*:*:*:*:*:*:*'])
+  t.same(s.seen, ['GET /', 'GET /api/version'], 'one follow-up request')
+})
+
+test('Traefik\'s redirect whose /api/version gives nothing: no product is guessed', async (t) => {
+  const s = await replay({ '/': documentedResponse('traefik-root-redirect.http') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.equal(service.product, undefined, 'a redirect to /dashboard/ alone does not name Traefik')
+  t.same(s.seen, ['GET /', 'GET /api/version'])
+})
+
+test('a 302 to /dashboard/ from a server that names itself (nginx in front): not called Traefik, no follow-up', async (t) => {
+  const redirect = documentedResponse('traefik-root-redirect.http').toString('latin1').replace('\r\n', '\r\nServer: nginx/1.22.1\r\n')
+  const s = await replay({
+    '/': Buffer.from(redirect, 'latin1'),
+    '/api/version': documentedBody('traefik-api-version.json', 'application/json; charset=UTF-8')
+  })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.match(service, { service: 'http', product: 'nginx', version: '1.22.1' })
+  t.same(s.seen, ['GET /'], '/api/version was not asked for')
+})
+
+test('Go\'s bare 404 (what a Traefik entry point answers an unknown route with) still leads to /version only', async (t) => {
+  // The bytes net/http's NotFound writes (http.Error: text/plain, nosniff, the text and a newline). The Traefik
+  // document is on offer at /api/version, but a 404 is no lead to it.
+  const notFound = Buffer.from('HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
+    'Content-Length: 19\r\nConnection: close\r\n\r\n404 page not found\n', 'latin1')
+  const s = await replay({ '/': notFound, '/api/version': documentedBody('traefik-api-version.json', 'application/json; charset=UTF-8') })
+  t.teardown(s.close)
+  const service = await detectService({ host: s.host, port: s.port, level: 'light' })
+  t.not(service.product, 'Traefik')
+  t.same(s.seen, ['GET /', 'GET /version'], 'the follow-up is /version, as for any Go API server')
 })
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }

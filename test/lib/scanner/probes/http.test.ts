@@ -152,6 +152,28 @@ test('Grafana and Consul: where / leads and what the follow-up document names', 
   t.equal(parseVersionDocument(b('HTTP/1.1 403 Forbidden\r\nContent-Length: 17\r\n\r\nPermission denied')), null, 'an ACL refusal names nothing')
 })
 
+test('Traefik: its API entry point\'s redirect to /dashboard/ leads to /api/version, which names it', async (t) => {
+  // Reconstructed from Traefik's and Go's source (see the fixture's source note): a 302 to /dashboard/, no Server header.
+  const redirect = documented('traefik-root-redirect.http')
+  t.same(parse(redirect), { service: 'http', extraInfo: 'status 302' }, '/ alone names nothing')
+  t.equal(followUpPath(redirect), '/api/version')
+  t.equal(followUpPath(b('HTTP/1.1 301 Moved Permanently\r\nLocation: /dashboard/\r\nContent-Length: 0\r\n\r\n')), '/api/version')
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nServer: nginx/1.22.1\r\nLocation: /dashboard/\r\nContent-Length: 0\r\n\r\n')), undefined,
+    'not behind a server that names itself')
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nLocation: /dashboard\r\nContent-Length: 0\r\n\r\n')), undefined, 'only the exact lead')
+  t.equal(followUpPath(b('HTTP/1.1 302 Found\r\nLocation: /prefix/dashboard/\r\nContent-Length: 0\r\n\r\n')), undefined, 'only the exact lead')
+  t.equal(followUpPath(b('HTTP/1.1 200 OK\r\nLocation: /dashboard/\r\nContent-Length: 0\r\n\r\n')), undefined, 'only a redirect')
+
+  t.same(parseVersionDocument(reply('Content-Type: application/json; charset=UTF-8\r\n', fixture('traefik-api-version.json'))),
+    { service: 'http', product: 'Traefik', version: '3.4.0', extraInfo: 'codename montdor' })
+  t.same(parseVersionDocument(reply('', '{"Version":"v2.10.4","Codename":"saintmarcelin","startDate":"2023-08-01T10:00:00Z"}')),
+    { service: 'http', product: 'Traefik', version: '2.10.4', extraInfo: 'codename saintmarcelin' }, 'a leading v is dropped')
+  t.same(parseVersionDocument(reply('', '{"Version":"dev","Codename":"cheddar","startDate":"2023-08-01T10:00:00Z"}')),
+    { service: 'http', product: 'Traefik', extraInfo: 'codename cheddar; build dev' }, 'a source build names no release')
+  t.equal(parseVersionDocument(reply('', '{"Version":"3.4.0","Codename":"montdor"}')), null, 'without startDate it is not Traefik\'s document')
+  t.equal(parseVersionDocument(reply('', '{"Version":"3.4.0","startDate":"2025-03-28T14:58:25Z"}')), null, 'nor without Codename')
+})
+
 test('a refusal names Kubernetes only as the API server\'s own Status object', async (t) => {
   const refusal = (status: string, body: string, headers = ''): Buffer =>
     b(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`)
