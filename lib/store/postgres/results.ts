@@ -34,6 +34,8 @@ const RETRY_CODES = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 20
 
 const HOST_SORT_COLUMN = { lastSeen: 'last_seen_ms', address: 'addr_key', findings: 'findings_count', severity: 'severity_score' } as const
+/** Filtered host lists with at most this many matches sort them, rather than walk a sort index for them. */
+const SORT_MATCHES_UP_TO = 10_000
 const FINDING_SORT_COLUMN = { cvss: 'cvss_sort', lastSeen: 'last_seen_ms', firstSeen: 'first_seen_ms', risk: 'risk' } as const
 
 /** The counted dimensions of a finding: one row of finding_counts. */
@@ -386,15 +388,20 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const count = async (): Promise<number> => Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
-    if (query.offset === 0 && query.after === undefined) {
+    if (where.length === 0 && query.offset === 0 && query.after === undefined) {
       return await this.firstPage<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.limit, count)
     }
+    // A filter's matches are counted first (through its own index): none needs no page, and a few are read through
+    // that index and sorted, rather than found by walking the sort index past every host that does not match
+    // (`q=10.40.24.` at 100,000 hosts: 93,625 rows walked, 64 ms, against 8 ms).
     const total = await count()
+    if (total === 0 && query.after === undefined) return { items: [], total }
+    const column = where.length > 0 && total <= SORT_MATCHES_UP_TO ? `(${HOST_SORT_COLUMN[sort]}${sort === 'address' ? " || ''" : ' + 0'})` : HOST_SORT_COLUMN[sort]
     if (query.after !== undefined) {
-      const items = await this.pageAfter<HostRecord>('hosts', where, p, HOST_SORT_COLUMN[sort], 'address', order, query.after, query.limit)
+      const items = await this.pageAfter<HostRecord>('hosts', where, p, column, 'address', order, query.after, query.limit)
       return { items, total }
     }
-    const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.offset, query.limit, total)
+    const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, column, 'address', order, query.offset, query.limit, total)
     return { items, total }
   }
 
