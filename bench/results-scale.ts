@@ -5,8 +5,8 @@
 //                                  [--rescan 1000] [--out figures.json] [--node-flags '--optimize-for-size']
 // The API runs in a child process (the real app, on the backend chosen); this process only sends requests.
 // Latencies are measured by the client, body read included, over a bounded number of requests per case sent
-// by a few concurrent clients; host list queries vary their page size a little so that the host page cache
-// does not answer them: each request does the store's work.
+// by a few concurrent clients; host list queries vary their page size and shift their offset (or cursor) a
+// little so that the host page cache does not answer them: each request does the store's work.
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -126,6 +126,18 @@ async function getJson (port: number, key: string, path: string): Promise<any> {
   return await res.json()
 }
 
+/** The cursors of 40 pages in a row of `path` from `offset` on. */
+async function cursorsFrom (port: number, key: string, path: string, offset: number): Promise<string[]> {
+  const out: string[] = []
+  let page = await getJson(port, key, `${path}&offset=${offset}`)
+  while (typeof page.nextCursor === 'string' && out.length < 40) {
+    out.push(page.nextCursor)
+    page = await getJson(port, key, `${path}&cursor=${page.nextCursor}`)
+  }
+  if (out.length === 0) throw new Error(`${path} gave no cursor at offset ${offset}`)
+  return out
+}
+
 interface CsvMeasured { name: string, path: string, rows: number, expected: number, seconds: number, rowsPerSec: number, mb: number, pass: boolean }
 
 /** Stream the CSV, count its rows (a row starts with a finding id) and time it. */
@@ -152,39 +164,42 @@ async function measureCsv (port: number, key: string, name: string, query: strin
   return { name, path, rows, expected, seconds, rowsPerSec, mb: bytes / 1e6, pass: rows === expected && rowsPerSec >= TARGETS.csvRowsPerSec }
 }
 
-function cases (hosts: number, findings: number, someCve: string, findingIds: string[], middle: { hosts: string, findings: string }): Case[] {
+function cases (hosts: number, findings: number, someCve: string, findingIds: string[], middle: { hosts: string[], findings: string[] }): Case[] {
   const data = resultsData()
   const rnd = random(42)
   const pick = (): number => Math.floor(rnd() * hosts)
-  // Page sizes 45-50: each host query is one the host page cache has not seen.
+  // Host queries are each one the host page cache has not seen: page sizes 45-50 times a shift of 0-39 items
+  // (or one of 40 cursors), 240 different queries per case for its 200 requests.
   const size = (n: number): number => 50 - (n % 6)
-  const lastHosts = (n: number): number => Math.max(0, hosts - size(n))
+  const shift = (n: number): number => Math.floor(n / 6) % 40
+  const first = (n: number): string => `limit=${size(n)}&offset=${shift(n)}`
+  const last = (n: number): string => `limit=${size(n)}&offset=${Math.max(0, hosts - size(n) - shift(n))}`
   const lastFindings = (n: number): number => Math.max(0, findings - 50)
   const list = targetsFor('hosts')
   const flist = targetsFor('findings')
   return [
-    list('first page (lastSeen desc)', (n) => `/host?limit=${size(n)}`),
-    list('last page', (n) => `/host?limit=${size(n)}&offset=${lastHosts(n)}`),
-    list('sort=address', (n) => `/host?sort=address&limit=${size(n)}`),
-    list('sort=address, last page', (n) => `/host?sort=address&order=desc&limit=${size(n)}&offset=${lastHosts(n)}`),
-    list('sort=findings', (n) => `/host?sort=findings&limit=${size(n)}`),
-    list('sort=severity asc', (n) => `/host?sort=severity&order=asc&limit=${size(n)}`),
+    list('first page (lastSeen desc)', (n) => `/host?${first(n)}`),
+    list('last page', (n) => `/host?${last(n)}`),
+    list('sort=address', (n) => `/host?sort=address&${first(n)}`),
+    list('sort=address, last page', (n) => `/host?sort=address&order=desc&${last(n)}`),
+    list('sort=findings', (n) => `/host?sort=findings&${first(n)}`),
+    list('sort=severity asc', (n) => `/host?sort=severity&order=asc&${first(n)}`),
     list('q (a hostname)', (n) => `/host?q=${data.hostname(pick()).slice(0, 9)}&limit=${size(n)}`),
-    list('q (an address prefix)', (n) => `/host?q=10.40.${(n * 7) % 40}.&limit=${size(n)}`),
-    list('port=22', (n) => `/host?port=22&limit=${size(n)}`),
-    list('service=http', (n) => `/host?service=http&limit=${size(n)}`),
-    list('product=openssh', (n) => `/host?product=openssh&limit=${size(n)}`),
-    list('minSeverity=critical&sort=severity', (n) => `/host?minSeverity=critical&sort=severity&limit=${size(n)}`),
-    list('hasFindings=false', (n) => `/host?hasFindings=false&limit=${size(n)}`),
-    list('port=443&minSeverity=high, last page', (n) => `/host?port=443&minSeverity=high&limit=${size(n)}&offset=${Math.floor(hosts / 3)}`),
-    list('middle page by cursor (lastSeen desc)', (n) => `/host?limit=${size(n)}&cursor=${middle.hosts}`),
+    list('q (an address prefix)', (n) => `/host?q=10.40.${(n * 7) % 40}.&${first(n)}`),
+    list('port=22', (n) => `/host?port=22&${first(n)}`),
+    list('service=http', (n) => `/host?service=http&${first(n)}`),
+    list('product=openssh', (n) => `/host?product=openssh&${first(n)}`),
+    list('minSeverity=critical&sort=severity', (n) => `/host?minSeverity=critical&sort=severity&${first(n)}`),
+    list('hasFindings=false', (n) => `/host?hasFindings=false&${first(n)}`),
+    list('port=443&minSeverity=high, last page', (n) => `/host?port=443&minSeverity=high&limit=${size(n)}&offset=${Math.floor(hosts / 3) + shift(n)}`),
+    list('middle page by cursor (lastSeen desc)', (n) => `/host?limit=${size(n)}&cursor=${middle.hosts[shift(n) % middle.hosts.length]}`),
 
     flist('first page (cvss desc)', () => '/vulnerability'),
     flist('last page', (n) => `/vulnerability?offset=${lastFindings(n)}`),
     flist('sort=risk', () => '/vulnerability?sort=risk'),
     flist('sort=lastSeen', () => '/vulnerability?sort=lastSeen'),
     flist('sort=firstSeen asc, deep page', () => `/vulnerability?sort=firstSeen&order=asc&offset=${Math.floor(findings / 2)}`),
-    flist('sort=firstSeen asc, middle page by cursor', () => `/vulnerability?sort=firstSeen&order=asc&cursor=${middle.findings}`),
+    flist('sort=firstSeen asc, middle page by cursor', (n) => `/vulnerability?sort=firstSeen&order=asc&cursor=${middle.findings[n % middle.findings.length]}`),
     flist('kev=true&minCvss=7', () => '/vulnerability?kev=true&minCvss=7'),
     flist('kev=true&minCvss=7&sort=risk, page 3', () => '/vulnerability?kev=true&minCvss=7&sort=risk&offset=100'),
     flist('severity=critical&status=open', () => '/vulnerability?severity=critical&status=open'),
@@ -256,10 +271,11 @@ async function main (): Promise<void> {
     console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterRescan.rss / 1e6)} MB, peak ${Math.round(afterRescan.maxRss / 1e6)} MB`)
     const total: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total
 
-    // Cursors from the middle of each list (a deep offset read once, untimed): where a client paging by cursor gets to.
+    // Cursors from the middle of each list (a deep offset read once, untimed, then 40 pages by cursor): where a
+    // client paging by cursor gets to.
     const middle = {
-      hosts: (await getJson(server.port, serviceKey, `/host?limit=50&offset=${Math.floor(hosts / 2)}`)).nextCursor,
-      findings: (await getJson(server.port, serviceKey, `/vulnerability?sort=firstSeen&order=asc&offset=${Math.floor(total / 2)}`)).nextCursor
+      hosts: await cursorsFrom(server.port, serviceKey, '/host?limit=50', Math.floor(hosts / 2)),
+      findings: await cursorsFrom(server.port, serviceKey, '/vulnerability?sort=firstSeen&order=asc&limit=50', Math.floor(total / 2))
     }
     const measured: Measured[] = []
     for (const c of cases(hosts, total, resultsData().someCve(), ids, middle)) {

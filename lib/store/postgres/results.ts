@@ -276,8 +276,9 @@ export class PostgresResultsStore implements ResultsStore {
     }
   }
 
-  private async bumpRevision (c: PoolClient): Promise<void> {
-    await c.query('UPDATE results_revision SET hosts = hosts + 1')
+  /** The revision moves; `added` hosts came (or, negative, went) in this transaction. */
+  private async bumpRevision (c: PoolClient, added = 0): Promise<void> {
+    await c.query('UPDATE results_revision SET hosts = hosts + 1, host_total = host_total + $1', [added])
   }
 
   async recordHost (write: HostScanWrite): Promise<RecordCounts> {
@@ -366,7 +367,7 @@ export class PostgresResultsStore implements ResultsStore {
         ])
       }
       await this.applyCounts(c, deltas)
-      await this.bumpRevision(c)
+      await this.bumpRevision(c, changedHosts.filter((h) => !hostsBefore.has(h.address)).length)
       return { out, rows: changedHosts.length + changedFindings.length + changedScans.length }
     })
     this.wrote(written.rows)
@@ -387,7 +388,9 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
-    const count = async (): Promise<number> => Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    // Unfiltered, the total is the one kept by every host write and delete.
+    const count = async (): Promise<number> => Number((await this.pool.query<{ n: string }>(
+      where.length === 0 ? 'SELECT host_total AS n FROM results_revision' : `SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
     if (where.length === 0 && query.offset === 0 && query.after === undefined) {
       return await this.firstPage<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.limit, count)
     }
@@ -459,7 +462,7 @@ export class PostgresResultsStore implements ResultsStore {
       const deltas = new CountDeltas()
       for (const r of gone.rows) deltas.add(r.record, -1)
       await this.applyCounts(c, deltas)
-      await this.bumpRevision(c)
+      await this.bumpRevision(c, -1)
       return true
     })
   }
