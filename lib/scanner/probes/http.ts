@@ -167,6 +167,16 @@ function couchdbVersion (body: string): string | undefined {
   }
 }
 
+/** A body that is a JSON object, or null. */
+function jsonObject (body: Buffer): Record<string, unknown> | null {
+  try {
+    const d: unknown = JSON.parse(body.toString('utf8'))
+    return typeof d === 'object' && d !== null && !Array.isArray(d) ? d as Record<string, unknown> : null
+  } catch {
+    return null
+  }
+}
+
 /**
  * The Kubernetes API server's refusal: a 401 or 403 whose body is a `Status` object of API version v1 carrying the
  * same code (`{"kind":"Status","apiVersion":"v1",…,"status":"Failure",…,"code":403}`). It names the product and
@@ -174,14 +184,8 @@ function couchdbVersion (body: string): string | undefined {
  */
 function kubernetesRefusal (res: HttpResponse): ProbeMatch | null {
   if (res.status !== 401 && res.status !== 403) return null
-  let d: unknown
-  try {
-    d = JSON.parse(res.body.toString('utf8'))
-  } catch {
-    return null
-  }
-  if (typeof d !== 'object' || d === null) return null
-  const s = d as Record<string, unknown>
+  const s = jsonObject(res.body)
+  if (s === null) return null
   if (s.kind !== 'Status' || s.apiVersion !== 'v1' || s.status !== 'Failure' || s.code !== res.status) return null
   return clean({ service: 'http', product: 'Kubernetes', extraInfo: joinInfo(typeof s.reason === 'string' ? s.reason : undefined, `status ${res.status}`) })
 }
@@ -350,14 +354,8 @@ function traefikVersion (d: Record<string, unknown>): ProbeMatch | null {
 export function parseVersionDocument (reply: Buffer): ProbeMatch | null {
   const res = parseResponse(reply)
   if (!res || res.status !== 200) return null
-  let doc: unknown
-  try {
-    doc = JSON.parse(res.body.toString('utf8'))
-  } catch {
-    return null
-  }
-  if (typeof doc !== 'object' || doc === null) return null
-  const d = doc as Record<string, unknown>
+  const d = jsonObject(res.body)
+  if (d === null) return null
   const named = prometheusBuildInfo(d) ?? grafanaHealth(d) ?? consulAgentSelf(d) ?? traefikVersion(d)
   if (named) return named
   const str = (v: unknown): string | undefined => typeof v === 'string' && v.length > 0 ? v : undefined
