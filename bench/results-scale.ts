@@ -6,7 +6,9 @@
 // The API runs in a child process (the real app, on the backend chosen); this process only sends requests.
 // Latencies are measured by the client, body read included, over a bounded number of requests per case sent
 // by a few concurrent clients; host list queries vary their page size and shift their offset (or cursor) a
-// little so that the host page cache does not answer them: each request does the store's work.
+// little so that the host page cache does not answer them: each request does the store's work. The hosts carry
+// tags (20 sites, and `pci` on one in nine) and their writes belong to two scans the API knows (`scan-seed`, every
+// host; `scan-rescan`, the re-scanned ones), for the `tag` and `scanId` filters.
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -192,6 +194,10 @@ function cases (hosts: number, findings: number, someCve: string, findingIds: st
     list('minSeverity=critical&sort=severity', (n) => `/host?minSeverity=critical&sort=severity&${first(n)}`),
     list('hasFindings=false', (n) => `/host?hasFindings=false&${first(n)}`),
     list('port=443&minSeverity=high, last page', (n) => `/host?port=443&minSeverity=high&limit=${size(n)}&offset=${Math.floor(hosts / 3) + shift(n)}`),
+    list('tag=site-3 (5% of hosts)', (n) => `/host?tag=site-3&${first(n)}`),
+    list('tag=pci&port=22', (n) => `/host?tag=pci&port=22&${first(n)}`),
+    list('scanId (the re-scan)', (n) => `/host?scanId=scan-rescan&${first(n)}`),
+    list('scanId (the first scan: every host)', (n) => `/host?scanId=scan-seed&${first(n)}`),
     list('middle page by cursor (lastSeen desc)', (n) => `/host?limit=${size(n)}&cursor=${middle.hosts[shift(n) % middle.hosts.length]}`),
 
     flist('first page (cvss desc)', () => '/vulnerability'),
@@ -210,6 +216,10 @@ function cases (hosts: number, findings: number, someCve: string, findingIds: st
     flist('status=fixed', () => '/vulnerability?status=fixed'),
     flist('status=potential', () => '/vulnerability?status=potential'),
     flist('cveId', () => `/vulnerability?cveId=${someCve}`),
+    flist('tag=site-3', () => '/vulnerability?tag=site-3'),
+    flist('scanId (the re-scan)', () => '/vulnerability?scanId=scan-rescan'),
+    flist('scanId (the first scan)', () => '/vulnerability?scanId=scan-seed'),
+    flist('scanId (the first scan)&severity=critical', () => '/vulnerability?scanId=scan-seed&severity=critical'),
     flist('host', () => `/vulnerability?host=${data.address(pick())}`),
 
     { group: 'single', name: 'GET /host/{address}', path: () => `/host/${data.address(pick())}`, targetMs: TARGETS.singleP99Ms },
@@ -267,6 +277,9 @@ async function main (): Promise<void> {
     // Re-scans of hosts already known, with every order in use: the merges a scan of a known network does.
     const rescanned = await writeHosts(writer, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
     const rescanRate = rate(rescanned)
+    // The scans those writes belong to, as the API knows them: the scanId filters name a scan that exists.
+    await ask(server, { cmd: 'scan', id: 'scan-seed', at: new Date(T0).toISOString(), hosts: HOSTS }, 'scan')
+    await ask(server, { cmd: 'scan', id: 'scan-rescan', at: new Date(T0 + 86_400_000).toISOString(), hosts: RESCAN }, 'scan')
     const afterRescan = await ask<Memory>(server, { cmd: 'memory' }, 'memory')
     console.log(`re-scanned ${rescanned.hosts} hosts (${rescanned.findings} findings) in ${rescanRate.seconds.toFixed(1)} s of store time; API RSS ${Math.round(afterRescan.rss / 1e6)} MB, peak ${Math.round(afterRescan.maxRss / 1e6)} MB`)
     const total: number = (await getJson(server.port, serviceKey, '/vulnerability?limit=1')).total

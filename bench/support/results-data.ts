@@ -94,15 +94,19 @@ export interface ResultsData {
   products: readonly Product[]
   /** A CVE id of the catalogue, for the cveId filter. */
   someCve(): string
+  /** The tags a first scan gives host number i: one of 20 sites (5% of hosts each), and `pci` on one host in nine. */
+  tags(i: number): string[]
 }
 
 export function resultsData (seed = 1): ResultsData {
   const cves = catalogue(random(seed))
   const address = (i: number): string => `10.${40 + Math.floor(i / 65_025)}.${Math.floor(i / 255) % 255}.${(i % 255) + 1}`
   const hostname = (i: number): string => `srv-${String(i).padStart(5, '0')}.dc${1 + (i % 3)}.example.internal`
+  const tags = (i: number): string[] => i % 9 === 4 ? ['pci', `site-${i % 20}`] : [`site-${i % 20}`]
   return {
     address,
     hostname,
+    tags,
     products: PRODUCTS,
     someCve: () => cves[0][3].id,
     write (i, at, scanId, rescan = false) {
@@ -149,7 +153,9 @@ export function resultsData (seed = 1): ResultsData {
         host: { address: addr, hostnames: [hostname(i)], up: true, rttMs: 0.3 + (i % 10) / 10, ports, closedCount: 0 },
         scannedPorts: chosen.map((p) => p.port),
         findings,
-        settledPorts: chosen.map((p) => p.port)
+        settledPorts: chosen.map((p) => p.port),
+        // A scan adds tags and never removes one: the first scan's stay through the re-scan.
+        ...(rescan ? {} : { tags: tags(i) })
       }
     }
   }

@@ -11,12 +11,14 @@ import app, { serverOptions } from '../../app'
 import { openBackends } from '../../lib/backends'
 import { loadConfig, type Config } from '../../lib/config'
 import type { ResultsStore } from '../../lib/store/results-types'
+import type { ScanRecord, Store } from '../../lib/store/types'
 import { resultsData } from './results-data'
 import { announce } from './child-server'
 
 type Message =
   | { cmd: 'write', from: number, count: number, batch: number, at: number, scanId: string, rescan: boolean }
   | { cmd: 'memory' }
+  | { cmd: 'scan', id: string, at: string, hosts: number }
 
 // Only the store's own time is counted: building the writes is the scanner's work, not the store's.
 async function write (results: ResultsStore, m: Extract<Message, { cmd: 'write' }>): Promise<{ storeMs: number, hosts: number, findings: number }> {
@@ -49,9 +51,28 @@ function memory (): object {
   }
 }
 
-function serve (results: ResultsStore): void {
+/** The finished scan whose writes the bench makes, so that `scanId` filters name a scan the API knows. */
+function scanRecord (id: string, at: string, hosts: number): ScanRecord {
+  return {
+    id,
+    status: 'completed',
+    targets: [{ value: '10.40.0.0/14', type: 'cidr' }],
+    template: 'quick',
+    priority: 5,
+    requestHash: id,
+    createdAt: at,
+    startedAt: at,
+    finishedAt: at,
+    progress: { hostsTotal: hosts, hostsDone: hosts, portsTotal: 0, portsDone: 0, percent: 100 },
+    createdBy: 'service'
+  }
+}
+
+function serve (results: ResultsStore, store?: Store): void {
   process.on('message', (msg: Message) => {
-    if (msg.cmd === 'write') {
+    if (msg.cmd === 'scan' && store !== undefined) {
+      store.createScan(scanRecord(msg.id, msg.at, msg.hosts)).then(() => process.send?.({ scan: msg.id }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
+    } else if (msg.cmd === 'write') {
       write(results, msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
     } else if (msg.cmd === 'memory') {
       process.send?.({ memory: memory() })
@@ -86,7 +107,7 @@ async function main (): Promise<void> {
   await fastify.listen({ port: 0, host: '127.0.0.1' })
   const address = fastify.server.address()
   if (address === null || typeof address === 'string') throw new Error('no TCP address')
-  serve(fastify.results)
+  serve(fastify.results, fastify.store)
   announce(fastify, address.port)
 }
 
