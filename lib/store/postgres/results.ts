@@ -1,8 +1,8 @@
 // The PostgreSQL results store (the scaled deployment). Each host and finding is one row: the record as json
 // beside a column per filter and sort key. A write locks its hosts, reads their state, merges with
 // results-merge in Node (the embedded store's own rules) and writes what changed in one transaction, with the
-// counts of findings per low-cardinality filter, of hosts per facet, and the hosts revision. Lists are indexed queries; exports
-// read through a cursor inside one REPEATABLE READ transaction.
+// counts of findings per low-cardinality filter, the counts of hosts per facet and the hosts revision. Lists are
+// indexed queries; exports read through a cursor inside one REPEATABLE READ transaction.
 import { isDeepStrictEqual } from 'node:util'
 import type { Pool, PoolClient } from 'pg'
 import Cursor from 'pg-cursor'
@@ -319,9 +319,10 @@ export class PostgresResultsStore implements ResultsStore {
     }
     const hostRows = hostDeltas?.rows() ?? []
     if (hostRows.length > 0) {
-      const json = JSON.stringify(hostRows)
-      await c.query(APPLY_HOST_COUNTS, [json])
-      await c.query(DROP_EMPTY_HOST_COUNTS, [json])
+      await c.query(APPLY_HOST_COUNTS, [JSON.stringify(hostRows)])
+      // Only a row that lost hosts can be empty: a first scan of new hosts (the bulk of writes) has none to drop.
+      const shrunk = hostRows.filter((e) => e.n < 0)
+      if (shrunk.length > 0) await c.query(DROP_EMPTY_HOST_COUNTS, [JSON.stringify(shrunk)])
     }
   }
 
