@@ -14,10 +14,17 @@ export const HOSTS_TOPIC = 'hosts'
 interface Entry {
   revision: string
   page: Promise<Page<HostRecord>>
+  /** Hosts the page holds, once read (0 before). */
+  hosts: number
 }
 
 export interface HostPageCacheOptions {
   maxEntries?: number
+  /**
+   * Hosts held across every page (default 10,000: some 50 MB of records and their serialised bodies): pages of a
+   * thousand hosts each would otherwise hold a quarter of a million host records.
+   */
+  maxHosts?: number
   /** Announcements of host writes from every process: while live, the revision is not read per request. */
   channel?: InvalidationChannel
 }
@@ -25,8 +32,20 @@ export interface HostPageCacheOptions {
 /** `inner` with host pages cached per query and revision; every other call goes straight through. */
 export function withHostPageCache (inner: ResultsStore, opts: HostPageCacheOptions = {}): ResultsStore & { close(): void } {
   const maxEntries = opts.maxEntries ?? 256
+  const maxHosts = opts.maxHosts ?? 10_000
   const channel = opts.channel
   const pages = new Map<string, Entry>()
+  let held = 0
+  const drop = (key: string): void => {
+    const e = pages.get(key)
+    if (e === undefined) return
+    held -= e.hosts
+    pages.delete(key)
+  }
+  // Oldest first in a Map: drop from the front past either bound (the newest page stays, however large).
+  const trim = (): void => {
+    while (pages.size > maxEntries || (held > maxHosts && pages.size > 1)) drop(pages.keys().next().value as string)
+  }
   /** The revision as last read, trusted while no write was announced or made here since and the channel stayed live. */
   let known: { revision: string, epoch: number } | null = null
   /** Bumped on every announcement and local write: a revision read that started before one must not be kept. */
@@ -78,14 +97,19 @@ export function withHostPageCache (inner: ResultsStore, opts: HostPageCacheOptio
       if (hit !== undefined && hit.revision === rev) return await hit.page
       // Concurrent readers of a page not cached yet share one query; a failed one is not kept.
       const page = inner.listHosts(query)
-      pages.delete(key)
-      pages.set(key, { revision: rev, page })
-      page.catch(() => { if (pages.get(key)?.page === page) pages.delete(key) })
-      // Oldest first in a Map: drop from the front past the bound.
-      while (pages.size > maxEntries) pages.delete(pages.keys().next().value as string)
+      const entry: Entry = { revision: rev, page, hosts: 0 }
+      drop(key)
+      pages.set(key, entry)
+      page.then((p) => {
+        if (pages.get(key) !== entry) return
+        entry.hosts = p.items.length
+        held += entry.hosts
+        trim()
+      }, () => { if (pages.get(key) === entry) drop(key) })
+      trim()
       return await page
     },
-    close: () => { unsubscribe(); pages.clear() }
+    close: () => { unsubscribe(); pages.clear(); held = 0 }
   }
 }
 

@@ -277,8 +277,13 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     // Hosts are written in batches (one transaction each on PostgreSQL) in the order they were scanned: a batch goes
     // when it holds writeBatchHosts hosts or its first host has waited writeBatchMs. The job ends only once every
     // batch has committed, so a host is never acknowledged before its findings are stored; a failed batch fails
-    // the job, and the retry writes the same hosts again (the writes are idempotent).
-    const pending: { write: HostScanWrite, findings: NewFinding[] }[] = []
+    // the job, and the retry writes the same hosts again (the writes are idempotent). One batch is in flight while
+    // the next one is matched and filled, so that the database's transaction and this process's matching overlap;
+    // a batch goes only once the one before it has committed, so batches still commit in scan order.
+    interface Pending { write: HostScanWrite, findings: NewFinding[] }
+    const pending: Pending[] = []
+    let writing: Pending[] = []
+    let inFlight = Promise.resolve()
     let flushTimer: NodeJS.Timeout | null = null
     let writes = Promise.resolve()
     // A failure is kept for the job's final await; until then it must not count as an unhandled rejection.
@@ -290,17 +295,28 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       if (flushTimer !== null) clearTimeout(flushTimer)
       flushTimer = null
       if (pending.length === 0) return
+      // The batch before this one fails this flush if it failed, and so the job.
+      await inFlight
       const batch = pending.splice(0)
-      const counts = await results.recordHosts(batch.map((p) => p.write))
-      for (const [i, p] of batch.entries()) {
-        if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
-      }
+      writing = batch
+      inFlight = (async () => {
+        const counts = await results.recordHosts(batch.map((p) => p.write))
+        for (const [i, p] of batch.entries()) {
+          if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
+        }
+      })()
+      inFlight.catch(() => {})
+    }
+    /** Every host written and committed. */
+    const drain = async (): Promise<void> => {
+      await flush()
+      await inFlight
     }
     const writeHost = async (host: HostResult): Promise<void> => {
       if (host.up) summary.hostsUp++
       else summary.hostsDown++
       // Down hosts nobody has seen before are not worth a record; known ones are marked down.
-      if (!host.up && !pending.some((p) => p.write.host.address === host.address) && (await results.getHost(host.address)) === null) return
+      if (!host.up && ![...pending, ...writing].some((p) => p.write.host.address === host.address) && (await results.getHost(host.address)) === null) return
       const m = await match(host, template, ac.signal, available)
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
@@ -343,12 +359,14 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
         },
         onHost: (h) => then(async () => await writeHost(h))
       })
-      then(flush)
+      then(drain)
       await writes
     } catch (err) {
       // What was scanned before a cancellation is kept, as it was when each host was written at once.
-      then(flush)
+      then(drain)
       await writes.catch(() => {})
+      // A batch still in flight (the chain failed before it was drained) ends before the job does.
+      await inFlight.catch(() => {})
       const reason: unknown = ac.signal.reason
       if (ac.signal.aborted && reason instanceof PermanentScanError) throw reason
       if (ac.signal.aborted && !jobSignal.aborted) return

@@ -99,3 +99,43 @@ test('a host waits at most writeBatchMs for its batch to fill, not for the job t
   t.equal(writes[0].jobEnded, false, 'the first host was written while the slow one was still being scanned')
   t.equal((await app.inject({ url: '/app/scan/w', headers: auth })).json().status, 'completed')
 })
+
+test('with a batch in flight the next one waits for its commit: one at a time, in order, and the job ends after the last', async (t) => {
+  const addresses = Array.from({ length: 6 }, () => loopbackAddress())
+  const port = await freePort(addresses[0])
+  const servers = await Promise.all(addresses.map((a) => listen(a, port)))
+  t.teardown(() => Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))))
+  const { app } = await build(t, 'memory')
+  const calls: { hosts: string[], committedBefore: number }[] = []
+  let committed = 0
+  let inFlight = 0
+  let most = 0
+  const inner = app.results
+  const results: ResultsStore = Object.assign(Object.create(inner) as ResultsStore, {
+    recordHosts: async (ws: HostScanWrite[]) => {
+      inFlight++
+      most = Math.max(most, inFlight)
+      calls.push({ hosts: ws.map((w) => w.host.address), committedBefore: committed })
+      // A slow commit: the hosts scanned meanwhile are matched and queued for the next batch.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const out = await inner.recordHosts(ws)
+      committed++
+      inFlight--
+      return out
+    }
+  })
+  const runner = createScanRunner({
+    store: app.store, results, queue: app.scanQueue, nvd: app.nvd, config: app.config, log: app.log, attempts: 1,
+    writeBatchHosts: 2, writeBatchMs: 60_000
+  })
+  await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'o', targets: addresses.map((value) => ({ value, type: 'single_ip' })), options: { template: 'discovery', ports: String(port), discovery: false } } })
+  const job = (data: ScanJobData): QueueJob<ScanJobData> => ({ id: 'j', data, priority: 3, attemptsMade: 0 })
+  await runner.handle(job({ scanId: 'o' }), new AbortController().signal)
+  await runner.handle(job({ scanId: 'o', batch: 0, hosts: addresses.map((address) => ({ address, hostnames: [] })) }), new AbortController().signal)
+  t.equal(most, 1, 'one batch in flight at a time')
+  t.same(calls.map((c) => c.hosts.length), [2, 2, 2])
+  t.same(calls.map((c) => c.committedBefore), [0, 1, 2], 'each batch started once the one before it had committed')
+  t.same(calls.flatMap((c) => c.hosts).sort(), [...addresses].sort(), 'every host written once')
+  t.equal(committed, 3, 'the job ended after its last commit')
+  t.equal((await app.inject({ url: '/app/scan/o', headers: auth })).json().status, 'completed')
+})

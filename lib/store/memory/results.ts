@@ -49,6 +49,12 @@ interface ScanHostEntry {
 }
 
 const NO_SLOTS = new Uint32Array(0)
+/**
+ * Candidate findings (a scan's, a tag's, a host's or a CVE's) up to this many are filtered and sorted; more (a scan
+ * of the whole network) are marked and the page walked in order, as for the column filters: sorting 200,000
+ * candidates for each page took 200 ms.
+ */
+const SORT_CANDIDATES_UP_TO = 10_000
 
 function compareText (a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
@@ -497,6 +503,11 @@ export class MemoryResultsStore implements ResultsStore {
     if (candidates !== undefined) {
       const passes = t.filter(q)
       const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
+      if (candidates.length > SORT_CANDIDATES_UP_TO) {
+        const { mask, total } = t.markAmong(candidates, test)
+        const marked = (s: number): boolean => mask[s] === 1
+        return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(place, marked), total }
+      }
       const all = candidates.filter(test).sort(findingOrder(t, sort))
       const start = place === null ? offset : all.filter((s) => order === 'asc' ? place(s) <= 0 : place(s) >= 0).length
       return { slots: pageOf(all, order, start, limit), total: all.length }

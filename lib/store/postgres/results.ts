@@ -1,8 +1,8 @@
 // The PostgreSQL results store (the scaled deployment). Each host and finding is one row: the record as json
 // beside a column per filter and sort key. A write locks its hosts, reads their state, merges with
 // results-merge in Node (the embedded store's own rules) and writes what changed in one transaction, with the
-// counts of findings per low-cardinality filter and the hosts revision. Lists are indexed queries; exports
-// read through a cursor inside one REPEATABLE READ transaction.
+// counts of findings per low-cardinality filter, the counts of hosts per facet and the hosts revision. Lists are
+// indexed queries; exports read through a cursor inside one REPEATABLE READ transaction.
 import { isDeepStrictEqual } from 'node:util'
 import type { Pool, PoolClient } from 'pg'
 import Cursor from 'pg-cursor'
@@ -72,6 +72,37 @@ class CountDeltas {
   /** The non-zero deltas (the SQL writes them in key order, so concurrent writers lock count rows in one order). */
   rows (): { counts: (CountKey & { n: number })[], epss: (EpssKey & { n: number })[] } {
     return { counts: [...this.counts.values()].filter((e) => e.n !== 0), epss: [...this.epss.values()].filter((e) => e.n !== 0) }
+  }
+}
+
+/** One row of host_counts: the hosts with one value of a facet (facet '' for every host), per severity and findings. */
+interface HostCountKey { facet: string, value: string, severity_score: number, has_findings: boolean }
+
+class HostCountDeltas {
+  private readonly counts = new Map<string, HostCountKey & { n: number }>()
+
+  /** The host's rows, from what hostParams writes its columns from: the counts and the rows cannot disagree. */
+  add (h: HostRecord, n: number): void {
+    const facets = hostFacets(h)
+    const severity = hostSortValue(h, 'severity') as number
+    const hasFindings = h.findingsCount > 0
+    const one = (facet: string, value: string): void => {
+      const text = JSON.stringify([facet, value, severity, hasFindings])
+      const e = this.counts.get(text)
+      if (e === undefined) this.counts.set(text, { facet, value, severity_score: severity, has_findings: hasFindings, n })
+      else e.n += n
+    }
+    one('', '')
+    // Each value once per host, as an array filter matches a host once.
+    for (const v of new Set(facets.ports)) one('port', String(v))
+    for (const v of new Set(facets.services)) one('service', v)
+    for (const v of new Set(facets.products)) one('product', v)
+    for (const v of new Set(h.tags ?? [])) one('tag', v)
+  }
+
+  /** The non-zero deltas: a host write that leaves its facets, severity and findings as they were has none. */
+  rows (): (HostCountKey & { n: number })[] {
+    return [...this.counts.values()].filter((e) => e.n !== 0)
   }
 }
 
@@ -174,6 +205,17 @@ ON CONFLICT (epss_bucket, status, kev) DO UPDATE SET n = finding_epss_counts.n +
 const DROP_EMPTY_EPSS_COUNTS = `
 DELETE FROM finding_epss_counts c USING json_to_recordset($1::json) AS x(epss_bucket integer, status text, kev boolean)
 WHERE c.epss_bucket = x.epss_bucket AND c.status = x.status AND c.kev = x.kev AND c.n = 0`
+
+const APPLY_HOST_COUNTS = `
+INSERT INTO host_counts (facet, value, severity_score, has_findings, n)
+SELECT facet, value, severity_score, has_findings, n
+FROM json_to_recordset($1::json) AS x(facet text, value text, severity_score smallint, has_findings boolean, n bigint)
+ORDER BY facet, value, severity_score, has_findings
+ON CONFLICT (facet, value, severity_score, has_findings) DO UPDATE SET n = host_counts.n + EXCLUDED.n`
+
+const DROP_EMPTY_HOST_COUNTS = `
+DELETE FROM host_counts c USING json_to_recordset($1::json) AS x(facet text, value text, severity_score smallint, has_findings boolean)
+WHERE c.facet = x.facet AND c.value = x.value AND c.severity_score = x.severity_score AND c.has_findings = x.has_findings AND c.n = 0`
 
 /** The group of a scan's findings (the ids its scan_hosts rows list) in finding_group_counts. */
 function scanGroup (scanId: string): string {
@@ -339,8 +381,9 @@ export class PostgresResultsStore implements ResultsStore {
     }
   }
 
-  private async applyCounts (c: PoolClient, deltas: CountDeltas): Promise<void> {
-    const rows = deltas.rows()
+  /** Finding counts, then host counts: every writer locks count rows in this order. */
+  private async applyCounts (c: PoolClient, deltas: CountDeltas | null, hostDeltas?: HostCountDeltas): Promise<void> {
+    const rows = deltas?.rows() ?? { counts: [], epss: [] }
     if (rows.counts.length > 0) {
       const json = JSON.stringify(rows.counts)
       await c.query(APPLY_COUNTS, [json])
@@ -350,6 +393,13 @@ export class PostgresResultsStore implements ResultsStore {
       const json = JSON.stringify(rows.epss)
       await c.query(APPLY_EPSS_COUNTS, [json])
       await c.query(DROP_EMPTY_EPSS_COUNTS, [json])
+    }
+    const hostRows = hostDeltas?.rows() ?? []
+    if (hostRows.length > 0) {
+      await c.query(APPLY_HOST_COUNTS, [JSON.stringify(hostRows)])
+      // Only a row that lost hosts can be empty: a first scan of new hosts (the bulk of writes) has none to drop.
+      const shrunk = hostRows.filter((e) => e.n < 0)
+      if (shrunk.length > 0) await c.query(DROP_EMPTY_HOST_COUNTS, [JSON.stringify(shrunk)])
     }
   }
 
@@ -485,6 +535,12 @@ export class PostgresResultsStore implements ResultsStore {
       }
 
       const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))
+      const hostDeltas = new HostCountDeltas()
+      for (const h of changedHosts) {
+        const prev = hostsBefore.get(h.address)
+        if (prev !== undefined) hostDeltas.add(prev, -1)
+        hostDeltas.add(h, 1)
+      }
       const deltas = new CountDeltas()
       const changedFindings: FindingRecord[] = []
       const changedTexts: string[] = []
@@ -514,7 +570,7 @@ export class PostgresResultsStore implements ResultsStore {
           changedScans.map(([, r]) => r.text).join('\n')
         ])
       }
-      await this.applyCounts(c, deltas)
+      await this.applyCounts(c, deltas, hostDeltas)
       await this.applyGroupCounts(c, await this.writeGroupDeltas(c, { hosts: hostsBefore, findings: findingsBefore, scans: scansBefore }, { hosts, findings: byHost, scans }))
       await this.bumpRevision(c, changedHosts.filter((h) => !hostsBefore.has(h.address)).length)
       return { out, rows: changedHosts.length + changedFindings.length + changedScans.length }
@@ -537,9 +593,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
-    // Unfiltered, the total is the one kept by every host write and delete.
-    const count = async (): Promise<number> => Number((await this.pool.query<{ n: string }>(
-      where.length === 0 ? 'SELECT host_total AS n FROM results_revision' : `SELECT count(*) AS n FROM hosts ${clause}`, p.values)).rows[0].n)
+    const count = async (): Promise<number> => await this.countHosts(query, where.length === 0 ? null : `SELECT count(*) AS n FROM hosts ${clause}`, p)
     if (where.length === 0 && query.offset === 0 && query.after === undefined) {
       return await this.firstPage<HostRecord>(`SELECT record FROM hosts ${clause}`, p, HOST_SORT_COLUMN[sort], 'address', order, query.limit, count)
     }
@@ -555,6 +609,29 @@ export class PostgresResultsStore implements ResultsStore {
     }
     const items = await this.page<HostRecord>(`SELECT record FROM hosts ${clause}`, p, column, 'address', order, query.offset, query.limit, total)
     return { items, total }
+  }
+
+  /**
+   * The number of hosts a list holds. Unfiltered, the total kept by every host write and delete; filtered on one
+   * facet (port, service, product or tag) or none, with minSeverity and hasFindings or not, a sum over host_counts
+   * (kept by the same writes); otherwise `counting`, a count over the matching rows.
+   */
+  private async countHosts (query: HostQuery, counting: string | null, p: Params): Promise<number> {
+    if (counting === null) return Number((await this.pool.query<{ n: string }>('SELECT host_total AS n FROM results_revision')).rows[0].n)
+    const facets: [string, string][] = []
+    if (query.port !== undefined) facets.push(['port', String(query.port)])
+    if (query.service !== undefined) facets.push(['service', query.service.toLowerCase()])
+    if (query.product !== undefined) facets.push(['product', query.product.toLowerCase()])
+    if (query.tag !== undefined) facets.push(['tag', query.tag])
+    const kept = facets.length <= 1 && (query.q === undefined || query.q === '') && query.scanId === undefined
+    if (!kept) return Number((await this.pool.query<{ n: string }>(counting, p.values)).rows[0].n)
+    const k = new Params()
+    const [facet, value] = facets[0] ?? ['', '']
+    const where = [`facet = ${k.add(facet)}`, `value = ${k.add(value)}`]
+    if (query.minSeverity !== undefined) where.push(`severity_score >= ${k.add(SEVERITY_RANK[query.minSeverity])}`)
+    if (query.hasFindings !== undefined) where.push(`has_findings = ${k.add(query.hasFindings)}`)
+    const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM host_counts WHERE ${where.join(' AND ')}`, k.values)
+    return Number(r.rows[0].n ?? 0)
   }
 
   /** The page after a place in the order (keyset paging): the sort index walked from that place, however deep it is. */
@@ -602,7 +679,7 @@ export class PostgresResultsStore implements ResultsStore {
     const key = normalizeAddress(address) ?? address
     return await this.transaction(async (c) => {
       await c.query(LOCK_HOSTS, [[key]])
-      const found = await c.query('SELECT 1 FROM hosts WHERE address = $1', [key])
+      const found = await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [key])
       if (found.rowCount === 0) return false
       const gone = await c.query<{ record: FindingRecord }>('SELECT record FROM findings WHERE address = $1 ORDER BY id FOR UPDATE', [key])
       await c.query('DELETE FROM findings WHERE address = $1', [key])
@@ -610,12 +687,14 @@ export class PostgresResultsStore implements ResultsStore {
       const scans = await c.query<{ scan_id: string, finding_ids: string[] }>('DELETE FROM scan_hosts WHERE address = $1 RETURNING scan_id, finding_ids', [key])
       const deltas = new CountDeltas()
       for (const r of gone.rows) deltas.add(r.record, -1)
+      const hostDeltas = new HostCountDeltas()
+      hostDeltas.add(found.rows[0].record, -1)
       // The host's findings leave every group: its tags' and those of the scans that saw them.
       const groups = new GroupDeltas()
       const byId = new Map(gone.rows.map((r) => [r.record.id, r.record]))
       for (const tag of host.rows[0]?.tags ?? []) for (const f of byId.values()) groups.moveFinding(tagGroup(tag), f, undefined)
       for (const r of scans.rows) for (const id of r.finding_ids) groups.moveFinding(scanGroup(r.scan_id), byId.get(id), undefined)
-      await this.applyCounts(c, deltas)
+      await this.applyCounts(c, deltas, hostDeltas)
       await this.applyGroupCounts(c, groups)
       await this.bumpRevision(c, -1)
       return true
@@ -840,14 +919,17 @@ export class PostgresResultsStore implements ResultsStore {
         const next = decide(prev, status, comment, by, new Date().toISOString())
         await c.query(UPSERT_FINDINGS, findingParams([next]))
         const host = (await c.query<{ record: HostRecord }>('SELECT record FROM hosts WHERE address = $1', [address])).rows[0]?.record
+        const hostDeltas = new HostCountDeltas()
         if (host !== undefined) {
-          const tallies = hostTallies(findings.map((f) => f.id === id ? next : f))
-          await c.query(UPSERT_HOSTS, hostParams([{ ...host, ...tallies }]))
+          const tallied = { ...host, ...hostTallies(findings.map((f) => f.id === id ? next : f)) }
+          await c.query(UPSERT_HOSTS, hostParams([tallied]))
+          hostDeltas.add(host, -1)
+          hostDeltas.add(tallied, 1)
         }
         const deltas = new CountDeltas()
         deltas.add(prev, -1)
         deltas.add(next, 1)
-        await this.applyCounts(c, deltas)
+        await this.applyCounts(c, deltas, hostDeltas)
         const groups = new GroupDeltas()
         for (const tag of host?.tags ?? []) groups.moveFinding(tagGroup(tag), prev, next)
         await this.moveInScans(c, groups, [{ prev, next }])
@@ -937,6 +1019,10 @@ export class PostgresResultsStore implements ResultsStore {
       const keys = await c.query<CountKey>('SELECT status, severity, kev, confidence, cvss_sort FROM findings WHERE address = $1 ORDER BY id FOR UPDATE', [key])
       const next = withHostTags(host, tags)
       await c.query(UPSERT_HOSTS, hostParams([next]))
+      const hostDeltas = new HostCountDeltas()
+      hostDeltas.add(host, -1)
+      hostDeltas.add(next, 1)
+      await this.applyCounts(c, null, hostDeltas)
       const groups = new GroupDeltas()
       for (const tag of before) if (!tags.includes(tag)) for (const k of keys.rows) groups.move(tagGroup(tag), k, undefined)
       for (const tag of tags) if (!before.includes(tag)) for (const k of keys.rows) groups.move(tagGroup(tag), undefined, k)

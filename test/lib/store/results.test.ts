@@ -1,12 +1,14 @@
 // One contract for both results-store backends: hosts and findings as scans leave them and users decide them.
+import { readdirSync } from 'node:fs'
 import { test } from 'tap'
 import { Client } from 'pg'
 import { MemoryResultsStore } from '../../../lib/store/memory/results'
+import { migrateResults, MIGRATIONS_DIR } from '../../../lib/store/postgres/migrate'
 import { PostgresResultsStore } from '../../../lib/store/postgres/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
 import type { HostRecord } from '../../../lib/store/types'
-import { backends, openBackendsIn, type Backend } from '../../helper'
+import { backends, DATABASE_TEST_URL, dropSchema, openBackendsIn, uniqueSchema, type Backend } from '../../helper'
 import { finding, write, openResults, type OpenedResults } from '../../support/results'
 
 type Opened = OpenedResults
@@ -443,4 +445,102 @@ test('every list total is the number of findings the list holds, after writes, d
       }
     })
   }
+})
+
+/** host_counts as the hosts rows make it: every key the writes keep, counted afresh from the columns the filters read. */
+const HOST_COUNTS_FROM_ROWS = `
+SELECT facet, value, severity_score, has_findings, count(*)::bigint AS n FROM (
+  SELECT '' AS facet, '' AS value, severity_score, findings_count > 0 AS has_findings FROM hosts
+  UNION ALL SELECT 'port', v::text, severity_score, findings_count > 0 FROM hosts, unnest(ports) AS v
+  UNION ALL SELECT 'service', v, severity_score, findings_count > 0 FROM hosts, unnest(services) AS v
+  UNION ALL SELECT 'product', v, severity_score, findings_count > 0 FROM hosts, unnest(products) AS v
+  UNION ALL SELECT 'tag', v, severity_score, findings_count > 0 FROM hosts, unnest(tags) AS v
+) AS f GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`
+
+const HOST_COUNTS = 'SELECT facet, value, severity_score, has_findings, n FROM host_counts ORDER BY 1, 2, 3, 4'
+
+/** Hosts on three products with findings of every severity, then re-scans that drop ports, decisions, tag edits and deletes. */
+async function hostHistory (store: ResultsStore): Promise<void> {
+  const services = [[SSH], [SSH, HTTP], [HTTP, REDIS], [SSH, HTTP, REDIS], [REDIS], []]
+  const cves = { 22: ['CVE-2024-6387', 'CVE-2016-6210'], 80: ['CVE-2021-41773', 'CVE-2023-25690'], 6379: ['CVE-2022-0543'] } as Record<number, string[]>
+  for (let h = 0; h < 18; h++) {
+    const a = `10.8.0.${h + 1}`
+    const on = services[h % services.length]
+    const findings = h % 4 === 3 ? [] : on.flatMap((s) => cves[s.port].slice(0, 1 + (h % 2)).map((c) => finding(a, s.port, c, s.product, s.version)))
+    await store.recordHost(write({ address: a, at: T0 + h, services: on, findings }))
+  }
+  // Re-scans: 10.8.0.2 loses HTTP (and its findings are fixed), 10.8.0.4 loses every port, 10.8.0.9 gains SSH.
+  await store.recordHost(write({ address: '10.8.0.2', at: T0 + H, services: [SSH], scannedPorts: [22, 80], findings: [finding('10.8.0.2', 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
+  await store.recordHost(write({ address: '10.8.0.4', at: T0 + H, services: [], scannedPorts: [22, 80, 6379], settledPorts: [22, 80, 6379] }))
+  await store.recordHost(write({ address: '10.8.0.9', at: T0 + H, services: [SSH, HTTP, REDIS] }))
+  // Decisions: a host's only finding set aside (it has no findings left), another one's reopened.
+  const only = (await store.listFindings({ limit: 10, offset: 0, host: '10.8.0.5' })).items
+  for (const f of only) await store.decideFinding(f.id, 'false_positive', null, 'k')
+  const some = (await store.listFindings({ limit: 10, offset: 0, host: '10.8.0.3' })).items
+  await store.decideFinding(some[0].id, 'accepted', null, 'k')
+  await store.decideFinding(some[0].id, 'open', null, 'k')
+  await store.setHostTags('10.8.0.1', ['prod', 'web'])
+  await store.setHostTags('10.8.0.2', ['prod'])
+  await store.addHostTags('10.8.0.3', ['web'])
+  await store.addHostTags('10.8.0.1', ['dmz'], ['web'])
+  await store.setHostTags('10.8.0.3', [])
+  await store.setHostTags('10.8.0.10', ['prod', 'dmz'])
+  await store.deleteHost('10.8.0.10')
+  await store.deleteHost('10.8.0.7')
+}
+
+test('every host list total is the number of hosts the list holds, after writes, re-scans, decisions, tag edits and deletes', async (t) => {
+  const queries: Partial<Parameters<ResultsStore['listHosts']>[0]>[] = [
+    {}, { port: 22 }, { port: 80 }, { port: 6379 }, { port: 443 }, { service: 'SSH' }, { service: 'http' }, { product: 'openssh' },
+    { product: 'Apache httpd' }, { product: 'nginx' }, { tag: 'prod' }, { tag: 'dmz' }, { tag: 'web' }, { minSeverity: 'critical' },
+    { minSeverity: 'high' }, { minSeverity: 'low' }, { hasFindings: true }, { hasFindings: false }, { port: 22, minSeverity: 'high' },
+    { port: 80, hasFindings: false }, { service: 'redis', minSeverity: 'critical', hasFindings: true }, { tag: 'prod', minSeverity: 'medium' },
+    { minSeverity: 'high', hasFindings: true }, { port: 22, service: 'ssh' }, { port: 22, q: '10.8.0.1' }, { tag: 'prod', port: 22 }
+  ]
+  const totals = new Map<string, number[]>()
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { store, db, schema } = await open(t, backend)
+      await hostHistory(store)
+      const seen: number[] = []
+      for (const q of queries) {
+        const page = await store.listHosts({ limit: 1000, offset: 0, ...q })
+        t.equal(page.total, page.items.length, `total of ${JSON.stringify(q)}`)
+        // Past the first page too: the total is asked for before any row is read.
+        t.equal((await store.listHosts({ limit: 1, offset: 1, ...q })).total, page.total, `total of ${JSON.stringify(q)} past the first page`)
+        seen.push(page.total)
+      }
+      totals.set(backend, seen)
+      if (db === undefined) return
+      await db.query(`SET search_path = "${schema}"`)
+      const kept = (await db.query(HOST_COUNTS)).rows
+      t.ok(kept.length > 0)
+      t.same(kept, (await db.query(HOST_COUNTS_FROM_ROWS)).rows, 'every kept count is the count of its rows; no empty count is left')
+    })
+  }
+  t.test('the backends agree', async (t) => {
+    const [first, ...rest] = [...totals.values()]
+    for (const other of rest) t.same(other, first)
+    t.ok(first.some((n) => n > 0) && first.some((n) => n === 0), 'the queries find some hosts and none')
+  })
+})
+
+test('the host counts migration counts the hosts a database already holds', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: PostgreSQL or Redis does not answer')
+  // The hosts as the store leaves them, copied into a schema migrated up to just before host_counts.
+  const { store, db, schema } = await open(t, 'redis')
+  await hostHistory(store)
+  const legacy = uniqueSchema('hostcountsmig')
+  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
+  await old.connect()
+  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
+  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1767571200000_host_counts.sql').length
+  const { runner } = await import('node-pg-migrate')
+  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  const columns = 'address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, tags, record'
+  const copied = await old.query(`INSERT INTO hosts (${columns}) SELECT ${columns} FROM "${schema}".hosts`)
+  t.ok((copied.rowCount ?? 0) > 10)
+  t.ok((await migrateResults(old, legacy)).includes('1767571200000_host_counts'))
+  const kept = (await db?.query(`SELECT facet, value, severity_score, has_findings, n FROM "${schema}".host_counts ORDER BY 1, 2, 3, 4`))?.rows
+  t.same((await old.query(HOST_COUNTS)).rows, kept, 'the counts the writes keep')
 })
