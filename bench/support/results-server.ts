@@ -4,6 +4,8 @@
 //   in the process that serves it.
 // - `writer` (the scaled backend only): what a worker holds, the backends opened with openBackends and nothing
 //   else, writing the results when asked; the API process then only serves, as it does in that deployment.
+// With BENCH_TRACE_MEMORY set, each child prints its RSS, V8 heap and external memory to stderr every second (to
+// see which phase of the bench a peak RSS comes from).
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8'
 import Fastify from 'fastify'
 import pino from 'pino'
@@ -89,6 +91,7 @@ async function writer (config: Config): Promise<void> {
 
 async function main (): Promise<void> {
   const env = process.env
+  if (env.BENCH_TRACE_MEMORY !== undefined) setInterval(() => { const m = process.memoryUsage(); process.stderr.write(`MEM ${process.argv[3] ?? 'api'} ${new Date().toISOString().slice(11, 19)} rss ${Math.round(m.rss / 1e6)} heapTotal ${Math.round(m.heapTotal / 1e6)} heapUsed ${Math.round(m.heapUsed / 1e6)} external ${Math.round(m.external / 1e6)} ab ${Math.round(m.arrayBuffers / 1e6)}\n`) }, 1000).unref()
   const backend = process.argv[2]
   const role = process.argv[3] ?? 'api'
   if (backend !== 'memory' && backend !== 'redis') throw new Error(`unknown backend '${backend}'`)

@@ -21,8 +21,9 @@ interface Entry {
 export interface HostPageCacheOptions {
   maxEntries?: number
   /**
-   * Hosts held across every page (default 10,000: some 50 MB of records and their serialised bodies): pages of a
-   * thousand hosts each would otherwise hold a quarter of a million host records.
+   * Hosts held across every page (default 2,000: 40 pages of 50). A cached host is its parsed record and its part of
+   * the page's serialised body, about 8 KB: 256 pages of 50 hosts held 100 MB of the API's heap, and pages of a
+   * thousand hosts each would hold a quarter of a million records.
    */
   maxHosts?: number
   /** Announcements of host writes from every process: while live, the revision is not read per request. */
@@ -32,7 +33,7 @@ export interface HostPageCacheOptions {
 /** `inner` with host pages cached per query and revision; every other call goes straight through. */
 export function withHostPageCache (inner: ResultsStore, opts: HostPageCacheOptions = {}): ResultsStore & { close(): void } {
   const maxEntries = opts.maxEntries ?? 256
-  const maxHosts = opts.maxHosts ?? 10_000
+  const maxHosts = opts.maxHosts ?? 2000
   const channel = opts.channel
   const pages = new Map<string, Entry>()
   let held = 0
