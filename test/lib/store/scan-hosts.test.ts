@@ -130,6 +130,7 @@ test('results per scan', async (t) => {
       t.same((await store.scanHosts('s1')).map((h) => h.address), [b])
       t.same((await store.scanHosts('s2')).map((h) => h.address), [b])
       t.same((await store.listHosts({ scanId: 's1', limit: 10, offset: 0 })).items.map((h) => h.address), [b])
+      t.equal((await store.listHosts({ scanId: 's1', limit: 10, offset: 0 })).total, 1, 'the deleted host is not counted in the scan')
       t.equal((await store.listFindings({ scanId: 's1', limit: 10, offset: 0 })).total, 0)
       if (db !== undefined) t.same((await db.query(`SELECT address FROM "${schema}".scan_hosts ORDER BY 1`)).rows, [{ address: b }, { address: b }])
       // Seen again later, the host starts afresh in the scans that see it.
