@@ -524,17 +524,20 @@ export class FindingTable {
     return { mask, total }
   }
 
-  /** The slots among `candidates` that pass `test`, marked in the shared mask as `mark` does, and how many. */
-  markAmong (candidates: readonly number[], test: (slot: number) => boolean): { mask: Uint8Array, total: number } {
+  /** The slots among `candidates` (lists of slots) that pass `test`, marked in the shared mask as `mark` does, and how many. */
+  markAmong (candidates: readonly ArrayLike<number>[], test: (slot: number) => boolean): { mask: Uint8Array, total: number } {
     const n = this.entries.length
     if (this.scratch.length < n) this.scratch = new Uint8Array(this.capacity)
     const mask = this.scratch
     mask.fill(0, 0, n)
     let total = 0
-    for (const s of candidates) {
-      if (mask[s] === 1 || !test(s)) continue
-      mask[s] = 1
-      total++
+    for (const part of candidates) {
+      for (let i = 0; i < part.length; i++) {
+        const s = part[i]
+        if (mask[s] === 1 || !test(s)) continue
+        mask[s] = 1
+        total++
+      }
     }
     return { mask, total }
   }

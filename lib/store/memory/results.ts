@@ -356,14 +356,12 @@ export class MemoryResultsStore implements ResultsStore {
     hosts.set(address, { head: Object.freeze(head), slots: slots.length === 0 ? NO_SLOTS : Uint32Array.from(slots) })
   }
 
-  /** The slots of the findings a scan observed (on one host, when given). */
-  private scanSlots (scanId: string, host?: string): number[] {
+  /** The findings a scan observed (on one host, when given), as the lists of slots it keeps them in: one per host. */
+  private scanParts (scanId: string, host?: string): ArrayLike<number>[] {
     const hosts = this.scanEntries.get(scanId)
     if (hosts === undefined) return []
-    if (host !== undefined) return Array.from(hosts.get(host)?.slots ?? NO_SLOTS)
-    const out: number[] = []
-    for (const e of hosts.values()) for (const s of e.slots) out.push(s)
-    return out
+    if (host !== undefined) return [hosts.get(host)?.slots ?? NO_SLOTS]
+    return Array.from(hosts.values(), (e) => e.slots)
   }
 
   async scanHosts (scanId: string): Promise<ScanHostRecord[]> {
@@ -494,21 +492,25 @@ export class MemoryResultsStore implements ResultsStore {
     }
     // A host or a CVE names a posting list: its findings are the candidates, put in order.
     // A scan's findings are always the candidates when it is named: the test below does not know scans.
-    const lists: number[][] = []
-    if (q.host !== undefined) lists.push(this.hosts.get(q.host)?.slots ?? [])
-    if (q.cveId !== undefined) lists.push(this.byCve.get(q.cveId.toUpperCase()) ?? [])
+    // Each candidate set is a few lists of slots (a scan's or a tag's: one per host), not copied into one.
+    const sets: ArrayLike<number>[][] = []
+    if (q.host !== undefined) sets.push([this.hosts.get(q.host)?.slots ?? []])
+    if (q.cveId !== undefined) sets.push([this.byCve.get(q.cveId.toUpperCase()) ?? []])
     // A tag names hosts: their findings are the candidates, and whichever list is picked, each finding's host must carry it.
-    if (q.tag !== undefined && q.scanId === undefined) lists.push(this.taggedSlots(q.tag))
-    const candidates = q.scanId !== undefined ? this.scanSlots(q.scanId, q.host) : lists.sort((a, b) => a.length - b.length)[0]
+    if (q.tag !== undefined && q.scanId === undefined) sets.push(this.taggedParts(q.tag))
+    const size = (parts: ArrayLike<number>[]): number => parts.reduce((n, p) => n + p.length, 0)
+    const candidates = q.scanId !== undefined ? this.scanParts(q.scanId, q.host) : sets.sort((a, b) => size(a) - size(b))[0]
     if (candidates !== undefined) {
       const passes = t.filter(q)
       const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
-      if (candidates.length > SORT_CANDIDATES_UP_TO) {
+      if (size(candidates) > SORT_CANDIDATES_UP_TO) {
         const { mask, total } = t.markAmong(candidates, test)
         const marked = (s: number): boolean => mask[s] === 1
         return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(place, marked), total }
       }
-      const all = candidates.filter(test).sort(findingOrder(t, sort))
+      const all: number[] = []
+      for (const part of candidates) for (let i = 0; i < part.length; i++) if (test(part[i])) all.push(part[i])
+      all.sort(findingOrder(t, sort))
       const start = place === null ? offset : all.filter((s) => order === 'asc' ? place(s) <= 0 : place(s) >= 0).length
       return { slots: pageOf(all, order, start, limit), total: all.length }
     }
@@ -518,10 +520,10 @@ export class MemoryResultsStore implements ResultsStore {
     return { slots: place === null ? this.walkPage(sort, order, offset, limit, total, marked) : keysetPage(place, marked), total }
   }
 
-  /** Slots of the findings of every host carrying `tag`. */
-  private taggedSlots (tag: string): number[] {
-    const out: number[] = []
-    for (const h of this.hosts.values()) if (h.record.tags.includes(tag)) out.push(...h.slots)
+  /** The findings of every host carrying `tag`, as the hosts' lists of slots. */
+  private taggedParts (tag: string): ArrayLike<number>[] {
+    const out: ArrayLike<number>[] = []
+    for (const h of this.hosts.values()) if (h.record.tags.includes(tag)) out.push(h.slots)
     return out
   }
 
