@@ -2,7 +2,8 @@
 import { normalizeCve } from '../../lib/nvd/normalize'
 import type { PortResult } from '../../lib/scanner/types'
 import { Client } from 'pg'
-import type { Confidence, HostScanWrite, NewFinding, ResultsStore } from '../../lib/store/results-types'
+import type { Confidence, FindingQuery, HostScanWrite, NewFinding, ResultsStore } from '../../lib/store/results-types'
+import { findingSortValue } from '../../lib/store/results-merge'
 import { DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../helper'
 import { rawFixture } from './nvd-fixtures'
 
@@ -91,4 +92,19 @@ export async function openResults (t: { teardown(fn: () => unknown): void }, bac
   await db.connect()
   t.teardown(() => db.end())
   return { store: opened.results, db, schema }
+}
+
+/** The ids of a finding list read page by page from place to place (keyset paging), `limit` a page. */
+export async function findingsByPlace (store: ResultsStore, query: Omit<FindingQuery, 'limit' | 'offset'>, limit: number): Promise<string[]> {
+  const sort = query.sort ?? 'cvss'
+  const out: string[] = []
+  let after: FindingQuery['after']
+  for (let pages = 0; pages < 100; pages++) {
+    const { items } = await store.listFindings({ ...query, limit, offset: 0, after })
+    out.push(...items.map((f) => f.id))
+    if (items.length < limit) return out
+    const last = items[items.length - 1]
+    after = { value: findingSortValue(last, sort), key: last.id }
+  }
+  throw new Error('keyset paging did not end')
 }

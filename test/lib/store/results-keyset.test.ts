@@ -2,11 +2,11 @@
 // exactly the list an offset read gives, in every sort, order and common filter, ties included; and writes made
 // between two pages neither repeat an item nor skip one that was there before.
 import { test } from 'tap'
-import type { FindingQuery, FindingRecord, HostQuery, ResultsStore } from '../../../lib/store/results-types'
+import type { FindingQuery, HostQuery, ResultsStore } from '../../../lib/store/results-types'
 import { findingSortValue, hostSortValue } from '../../../lib/store/results-merge'
 import type { HostRecord } from '../../../lib/store/types'
 import { backends } from '../../helper'
-import { finding, openResults, write } from '../../support/results'
+import { finding, findingsByPlace, openResults, write } from '../../support/results'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const H = 3600_000
@@ -44,20 +44,6 @@ async function hostsByKeyset (store: ResultsStore, query: Omit<HostQuery, 'limit
   throw new Error('keyset paging did not end')
 }
 
-async function findingsByKeyset (store: ResultsStore, query: Omit<FindingQuery, 'limit' | 'offset'>, limit: number): Promise<string[]> {
-  const sort = query.sort ?? 'cvss'
-  const out: string[] = []
-  let after: FindingQuery['after']
-  for (let pages = 0; pages < 100; pages++) {
-    const { items } = await store.listFindings({ ...query, limit, offset: 0, after })
-    out.push(...items.map((f: FindingRecord) => f.id))
-    if (items.length < limit) return out
-    const last = items[items.length - 1]
-    after = { value: findingSortValue(last, sort), key: last.id }
-  }
-  throw new Error('keyset paging did not end')
-}
-
 test('keyset paging contract', async (t) => {
   for (const backend of await backends()) {
     t.test(`${backend}: host lists paged by place equal the offset list, in every sort, order and filter`, async (t) => {
@@ -91,7 +77,7 @@ test('keyset paging contract', async (t) => {
             const query = { ...f, sort, order }
             const whole = (await store.listFindings({ ...query, limit: 500, offset: 0 })).items.map((x) => x.id)
             t.ok(whole.length > 0, `${JSON.stringify(query)}: findings to page`)
-            t.same(await findingsByKeyset(store, query, 5), whole, `${JSON.stringify(query)}: pages of 5 by place`)
+            t.same(await findingsByPlace(store, query, 5), whole, `${JSON.stringify(query)}: pages of 5 by place`)
           }
         }
       }
