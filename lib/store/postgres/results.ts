@@ -24,11 +24,17 @@ const EXPLOIT_BATCH = 1000
 const REFRESH_CHUNK = 5000
 const STREAM_ROWS = 1000
 /**
- * Rows written by this process after which it refreshes the planner's statistics (in the background): a table
- * filled faster than autovacuum looks at it is otherwise planned as if empty, and a filtered page reads
- * thousands of rows to sort them instead of walking an index.
+ * Rows written by this process after which it vacuums and analyzes the tables it writes (in the background): a
+ * table filled faster than autovacuum looks at it (an insert-only table waits for 20% growth; a server may have
+ * autovacuum off) is otherwise planned as if empty, so that a filtered page reads thousands of rows to sort them
+ * instead of walking an index; its new pages are not all-visible, so that a count through an index reads every
+ * row's page as well; and its GIN indexes keep new entries in a pending list that each query through them scans
+ * (at 100,000 hosts, unvacuumed: `q` with an address prefix p99 147 ms, a whole-network scan's hosts 136 ms;
+ * vacuumed: both within 100 ms). VACUUM only visits the pages changed since the last one: 3 s at 2 million findings.
  */
-const ANALYZE_AFTER = 50_000
+const VACUUM_AFTER = 50_000
+/** The tables every host write changes. */
+const WRITTEN_TABLES = 'hosts, findings, scan_hosts, host_counts, finding_counts, finding_epss_counts, finding_group_counts, results_revision'
 /** Transient failures a write transaction is retried on: serialization failure, deadlock. */
 const RETRY_CODES = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 20
@@ -346,7 +352,7 @@ export interface PostgresResultsStoreOptions {
 export class PostgresResultsStore implements ResultsStore {
   private readonly pool: Pool
   private written = 0
-  private analyzing: Promise<void> | null = null
+  private vacuuming: Promise<void> | null = null
 
   constructor (opts: PostgresResultsStoreOptions) {
     this.pool = opts.pool
@@ -354,10 +360,10 @@ export class PostgresResultsStore implements ResultsStore {
 
   private wrote (rows: number): void {
     this.written += rows
-    if (this.written < ANALYZE_AFTER || this.analyzing !== null) return
+    if (this.written < VACUUM_AFTER || this.vacuuming !== null) return
     this.written = 0
-    // Best effort: a failed ANALYZE leaves autovacuum to do it later.
-    this.analyzing = this.pool.query('ANALYZE hosts, findings').then(() => {}, () => {}).finally(() => { this.analyzing = null })
+    // Best effort: a failed VACUUM leaves autovacuum to do it later.
+    this.vacuuming = this.pool.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES}`).then(() => {}, () => {}).finally(() => { this.vacuuming = null })
   }
 
   /** Run `fn` in a transaction, again from the start on a deadlock or serialization failure. */
