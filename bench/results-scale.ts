@@ -15,7 +15,6 @@ import { cpus, loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import Table from 'cli-table3'
-import { Client } from 'pg'
 import pino from 'pino'
 import { loadConfig } from '../lib/config'
 import { openBackends } from '../lib/backends'
@@ -262,29 +261,6 @@ function byHostInTurn (findings: { id: string, address: string }[]): string[] {
   return out
 }
 
-/**
- * VACUUM ANALYZE of the results schema after the writes, untimed, where the server's autovacuum is off (as on the
- * machine this bench was written on): what autovacuum does to freshly written tables in a deployment (its default
- * is on). Without it no page is marked all-visible (a count over an index reads every row's page too) and the
- * GIN indexes keep every new entry in their pending list, which each query through them scans in full.
- */
-async function vacuumAfterWrites (schema: string): Promise<{ autovacuum: string, seconds: number | null }> {
-  const db = new Client({ connectionString: DATABASE_URL })
-  await db.connect()
-  try {
-    const autovacuum = (await db.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum
-    if (autovacuum === 'on') return { autovacuum, seconds: null }
-    const t0 = performance.now()
-    const tables = (await db.query<{ t: string }>("SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_tables WHERE schemaname = $1", [schema])).rows
-    await db.query(`VACUUM (ANALYZE) ${tables.map((r) => r.t).join(', ')}`)
-    const seconds = (performance.now() - t0) / 1000
-    console.log(`autovacuum is off on this server: VACUUM (ANALYZE) of the results schema in ${seconds.toFixed(1)} s, as autovacuum would have done`)
-    return { autovacuum, seconds }
-  } finally {
-    await db.end()
-  }
-}
-
 function rate (w: Written): { hostsPerSec: number, findingsPerSec: number, seconds: number } {
   const seconds = w.storeMs / 1000
   return { hostsPerSec: Math.round(w.hosts / seconds), findingsPerSec: Math.round(w.findings / seconds), seconds }
@@ -326,7 +302,12 @@ async function main (): Promise<void> {
     // Re-scans of hosts already known, with every order in use: the merges a scan of a known network does.
     const rescanned = await writeHosts(writer, 0, RESCAN, T0 + 86_400_000, 'scan-rescan', true)
     const rescanRate = rate(rescanned)
-    const vacuum = BACKEND === 'redis' ? await vacuumAfterWrites(schema) : null
+    // Where the server's autovacuum is off (as on the machine this bench was written on), the writer vacuums the
+    // results schema after the writes, untimed: what autovacuum does to freshly written tables in a deployment.
+    const vacuum = writer === server ? null : await ask<{ autovacuum: boolean, seconds: number | null }>(writer, { cmd: 'vacuum' }, 'vacuum')
+    if (vacuum?.seconds !== null && vacuum?.seconds !== undefined) {
+      console.log(`autovacuum is off on this server: VACUUM (ANALYZE) of the results tables in ${vacuum.seconds.toFixed(1)} s, as autovacuum would have done`)
+    }
     // The scans those writes belong to, as the API knows them: the scanId filters name a scan that exists.
     await ask(server, { cmd: 'scan', id: 'scan-seed', at: new Date(T0).toISOString(), hosts: HOSTS }, 'scan')
     await ask(server, { cmd: 'scan', id: 'scan-rescan', at: new Date(T0 + 86_400_000).toISOString(), hosts: RESCAN }, 'scan')

@@ -13,6 +13,7 @@ import app, { serverOptions } from '../../app'
 import { openBackends } from '../../lib/backends'
 import { loadConfig, type Config } from '../../lib/config'
 import type { ResultsStore } from '../../lib/store/results-types'
+import { PostgresResultsStore } from '../../lib/store/postgres/results'
 import type { ScanRecord, Store } from '../../lib/store/types'
 import { resultsData } from './results-data'
 import { announce } from './child-server'
@@ -21,6 +22,7 @@ type Message =
   | { cmd: 'write', from: number, count: number, batch: number, at: number, scanId: string, rescan: boolean }
   | { cmd: 'memory' }
   | { cmd: 'scan', id: string, at: string, hosts: number }
+  | { cmd: 'vacuum' }
 
 // Only the store's own time is counted: building the writes is the scanner's work, not the store's.
 async function write (results: ResultsStore, m: Extract<Message, { cmd: 'write' }>): Promise<{ storeMs: number, hosts: number, findings: number }> {
@@ -38,6 +40,19 @@ async function write (results: ResultsStore, m: Extract<Message, { cmd: 'write' 
     storeMs += performance.now() - t0
   }
   return { storeMs, hosts: m.count, findings }
+}
+
+/**
+ * VACUUM (ANALYZE) of the results tables where the server's autovacuum is off: no page of freshly written tables is
+ * otherwise marked all-visible (a count through an index reads every row's page too), and the GIN indexes keep every
+ * new entry in a pending list that each query through them scans.
+ */
+async function vacuum (results: ResultsStore): Promise<{ autovacuum: boolean, seconds: number | null }> {
+  if (!(results instanceof PostgresResultsStore)) throw new Error('no results database to vacuum')
+  if (await results.autovacuumOn()) return { autovacuum: true, seconds: null }
+  const t0 = performance.now()
+  await results.vacuum()
+  return { autovacuum: false, seconds: (performance.now() - t0) / 1000 }
 }
 
 function memory (): object {
@@ -74,6 +89,8 @@ function serve (results: ResultsStore, store?: Store): void {
   process.on('message', (msg: Message) => {
     if (msg.cmd === 'scan' && store !== undefined) {
       store.createScan(scanRecord(msg.id, msg.at, msg.hosts)).then(() => process.send?.({ scan: msg.id }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
+    } else if (msg.cmd === 'vacuum') {
+      vacuum(results).then((r) => process.send?.({ vacuum: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
     } else if (msg.cmd === 'write') {
       write(results, msg).then((r) => process.send?.({ written: r }), (err: Error) => process.send?.({ error: err.stack ?? err.message }))
     } else if (msg.cmd === 'memory') {

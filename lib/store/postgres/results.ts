@@ -363,7 +363,17 @@ export class PostgresResultsStore implements ResultsStore {
     if (this.written < VACUUM_AFTER || this.vacuuming !== null) return
     this.written = 0
     // Best effort: a failed VACUUM leaves autovacuum to do it later.
-    this.vacuuming = this.pool.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES}`).then(() => {}, () => {}).finally(() => { this.vacuuming = null })
+    this.vacuuming = this.vacuum().then(() => {}, () => {}).finally(() => { this.vacuuming = null })
+  }
+
+  /** VACUUM (ANALYZE) of the tables host writes change: what a writer runs in the background every VACUUM_AFTER rows. */
+  async vacuum (): Promise<void> {
+    await this.pool.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES}`)
+  }
+
+  /** Whether the server runs autovacuum (its default; some servers turn it off). */
+  async autovacuumOn (): Promise<boolean> {
+    return (await this.pool.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum === 'on'
   }
 
   /** Run `fn` in a transaction, again from the start on a deadlock or serialization failure. */
