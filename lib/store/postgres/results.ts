@@ -63,7 +63,7 @@ class CountDeltas {
   private readonly epss = new Map<string, EpssKey & { n: number }>()
 
   add (f: FindingRecord, n: number): void {
-    const k: CountKey = { status: f.status, severity: f.severity, kev: f.kev !== null, confidence: f.confidence, cvss_sort: f.cvss ?? -1 }
+    const k = countKeyOf(f)
     const text = `${k.status}|${k.severity}|${k.kev ? 1 : 0}|${k.confidence}|${k.cvss_sort}`
     const e = this.counts.get(text)
     if (e === undefined) this.counts.set(text, { ...k, n })
