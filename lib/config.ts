@@ -52,6 +52,8 @@ export const ConfigSchema = Type.Object({
   KEV_URL: Type.String({ default: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json', description: 'CISA KEV catalog JSON (kev:import with no file)' }),
   EPSS_URL: Type.String({ default: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz', description: 'FIRST EPSS daily scores (epss:import with no file)' }),
   EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' }),
+  CREDENTIALS_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Key that encrypts stored secrets (SSH credentials, tracker tokens) with AES-256-GCM: 32 random bytes as 64 hex characters (openssl rand -hex 32). Required with REDIS_URL; the embedded default makes one per run' })),
+  CREDENTIALS_KEY_PREVIOUS: Type.String({ default: '', description: 'Comma-separated earlier CREDENTIALS_KEY values, still accepted for reading while secrets are sealed again under the new key (rotation)' }),
   WEBHOOK_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs webhooks may be sent to although they are private, loopback, link-local or another special range (e.g. 10.0.0.0/8 for an internal chat server)' }),
   WEBHOOK_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs webhooks are never sent to, public ones included; wins over WEBHOOK_ALLOW' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Most milliseconds one webhook delivery may take (connect, send, answer)' }),
