@@ -67,15 +67,14 @@ class Reader {
     let v = 0n
     let i = this.pos
     let then: T = T.Invalid
-    switch (this.type) {
+    const leadingZero = this.type === T.DigitOrZero && this.s[i] === '0'
+    switch (leadingZero ? T.DigitOrZero : this.type === T.DigitOrZero ? T.Digit : this.type) {
       case T.DigitOrZero:
-        if (this.s[i] === '0') {
-          while (i < this.s.length && this.s[i] === '0') i++
-          v = -BigInt(i - this.pos)
-          then = T.Digit
-          break
-        }
-      // falls through: a component without leading zeros is a plain number
+        // After a dot, leading zeros make a fraction: each zero weighs -1, and the digits after follow as a number.
+        while (i < this.s.length && this.s[i] === '0') i++
+        v = -BigInt(i - this.pos)
+        then = T.Digit
+        break
       case T.Digit:
       case T.SuffixNo:
       case T.RevisionNo: {
