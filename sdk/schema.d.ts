@@ -624,6 +624,24 @@ export interface components {
                     /** @description Package and CVE entries */
                     cves: number;
                 } | null;
+                /** @description null when never imported */
+                alpine?: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
+                /** @description null when never imported */
+                rhel?: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
             };
             /** @description CISA Known Exploited Vulnerabilities catalog; null when never imported */
             kev: {

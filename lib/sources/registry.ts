@@ -5,7 +5,9 @@
 
 import { Type, type Static, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { cve5Source } from '../cve5/descriptor'
+import { alpineSecdbSource } from '../distro/alpine-secdb'
 import { debianTrackerSource } from '../distro/debian-source'
+import { redhatOsvSource } from '../distro/redhat-osv'
 import { ubuntuOsvSource } from '../distro/ubuntu-source'
 import { epssSource } from '../exploit/epss-source'
 import { kevSource } from '../exploit/kev-source'
@@ -19,6 +21,8 @@ export const DATA_SOURCES = [
   cve5Source,
   debianTrackerSource,
   ubuntuOsvSource,
+  alpineSecdbSource,
+  redhatOsvSource,
   kevSource,
   epssSource
 ] as const
