@@ -2,7 +2,6 @@
 import Table from 'cli-table3'
 import pc from 'picocolors'
 import type { Schemas } from '../sdk'
-import { sourceLines } from '../lib/sources/registry'
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const
 export type Severity = typeof SEVERITIES[number]
@@ -203,6 +202,8 @@ export type DataSources = Schemas['DataSources']
 
 /** What findings are matched against, a line per source the server reported, for `vulnscan health`. */
 export function dataSourcesText (d: DataSources): string {
+  // Loaded here, not at start: the registry brings every source module, which no other command needs.
+  const { sourceLines } = require('../lib/sources/registry') as typeof import('../lib/sources/registry')
   return sourceLines(d).filter((s) => s.reported).map((s) => s.line === null
     ? `  ${s.title}: not imported`
     : `  ${s.title}: ${s.line.held}${s.line.dates.map((x) => `, ${x.label} ${x.at ?? 'never'}`).join('')}`).join('\n')
