@@ -200,15 +200,11 @@ export function severityCounts (findings: Finding[]): string {
 
 export type DataSources = Schemas['DataSources']
 
-/** What findings are matched against, a line per source, for `vulnscan health`. */
+/** What findings are matched against, a line per source the server reported, for `vulnscan health`. */
 export function dataSourcesText (d: DataSources): string {
-  const distro = (name: string, x: DataSources['distributions']['debian']): string =>
-    x === null ? `${name} not imported` : `${name} ${x.packages} packages, imported ${x.importedAt}`
-  return [
-    `  NVD: ${d.nvd.cves} CVEs for ${d.nvd.products} products, last sync ${d.nvd.lastSync ?? 'never'}${d.nvd.authoritativeAsOf !== null ? `, complete as of ${d.nvd.authoritativeAsOf}` : ''}`,
-    `  CVE records (CNA, CISA ADP): ${d.cve5.records}${d.cve5.newestUpdated !== null ? `, newest update ${d.cve5.newestUpdated}` : ''}`,
-    `  distribution trackers: ${distro('Debian', d.distributions.debian)}; ${distro('Ubuntu', d.distributions.ubuntu)}`,
-    `  CISA KEV: ${d.kev === null ? 'not imported' : `${d.kev.count} CVEs, catalog ${d.kev.catalogVersion ?? '?'}`}`,
-    `  EPSS: ${d.epss === null ? 'not imported' : `${d.epss.count} scores of ${d.epss.scoreDate ?? '?'}`}`
-  ].join('\n')
+  // Loaded here, not at start: the registry brings every source module, which no other command needs.
+  const { sourceLines } = require('../lib/sources/registry') as typeof import('../lib/sources/registry')
+  return sourceLines(d).filter((s) => s.reported).map((s) => s.line === null
+    ? `  ${s.title}: not imported`
+    : `  ${s.title}: ${s.line.held}${s.line.dates.map((x) => `, ${x.label} ${x.at ?? 'never'}`).join('')}`).join('\n')
 }

@@ -3,6 +3,7 @@ import { CursorProperty, OFFSET_MAX, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
 import { tagFilter } from './tags'
 import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
+import { CVE_DESCRIBERS } from '../lib/sources/registry'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
 const SEVERITIES: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
@@ -142,5 +143,5 @@ export const CveDetailSchema = Type.Object({
   references: Type.Array(ReferenceSchema),
   kev: Type.Union([ref(KevSchema), Type.Null()]),
   affectedHosts: Type.Array(Type.String(), { description: 'Addresses with a standing finding of this CVE (neither fixed nor false positive)' }),
-  recordSource: StringEnum(['nvd', 'cve'], { description: 'nvd: the NVD record; cve: the NVD index does not hold it, and this comes from its CVE JSON 5 record (CNA and CISA ADP data)' })
+  recordSource: StringEnum(CVE_DESCRIBERS.map((d) => d.label), { description: CVE_DESCRIBERS.map((d) => `${d.label}: ${d.description}`).join('; ') })
 }, { $id: 'CveDetail', description: 'A CVE from the local NVD index, or from its CVE record where the NVD index lacks it, and the hosts it affects' })

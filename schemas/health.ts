@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { ref } from './common'
+import { dataSourcesSchema } from '../lib/sources/registry'
 
 const Check = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
@@ -7,37 +8,8 @@ const Check = Type.Object({
   error: Type.Optional(Type.String())
 })
 
-const nullableDate = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
-const DistroStatus = Type.Union([Type.Object({
-  importedAt: Type.String({ description: 'When the tracker data was imported' }),
-  packages: Type.Integer({ minimum: 0, description: 'Source packages with entries' }),
-  cves: Type.Integer({ minimum: 0, description: 'Package and CVE entries' })
-}), Type.Null()], { description: 'null when never imported' })
-
-export const DataSourcesSchema = Type.Object({
-  nvd: Type.Object({
-    cves: Type.Integer({ minimum: 0, description: 'CVE records in the local NVD index' }),
-    products: Type.Integer({ minimum: 0, description: 'vendor:product pairs with match criteria' }),
-    lastSync: nullableDate('When the last NVD sync completed'),
-    authoritativeAsOf: nullableDate('Set by a complete full sync or feed import: products absent from the index have no known CVEs, and nothing is fetched on demand')
-  }),
-  cve5: Type.Object({
-    records: Type.Integer({ minimum: 0, description: 'CVE JSON 5 records (CNA and CISA ADP affected data)' }),
-    newestUpdated: nullableDate('The newest record update imported'),
-    importedAt: nullableDate('When records were last imported')
-  }),
-  distributions: Type.Object({ debian: DistroStatus, ubuntu: DistroStatus }, { description: 'Distribution security trackers (backported fixes)' }),
-  kev: Type.Union([Type.Object({
-    catalogVersion: nullableDate('CISA KEV catalog version'),
-    dateReleased: nullableDate('When CISA released it'),
-    count: Type.Integer({ minimum: 0 })
-  }), Type.Null()], { description: 'CISA Known Exploited Vulnerabilities catalog; null when never imported' }),
-  epss: Type.Union([Type.Object({
-    modelVersion: nullableDate('EPSS model version'),
-    scoreDate: nullableDate('The day the scores were computed'),
-    count: Type.Integer({ minimum: 0 })
-  }), Type.Null()], { description: 'FIRST EPSS scores; null when never imported' })
-}, { $id: 'DataSources', description: 'The vulnerability data findings are matched against, and how current each source is' })
+// Built from the registry of data sources: one entry per source, the distribution trackers under `distributions`.
+export const DataSourcesSchema = dataSourcesSchema()
 
 export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),

@@ -1,4 +1,4 @@
-// npm run nvd:match -- <cpe 2.3 name> [--distro debian:<codename>:<source package>:<package version>] [--json]
+// npm run nvd:match -- <cpe 2.3 name> [--distro <family>:<release>:<source package>:<package version>] [--json]
 // What a scan would conclude for one product, from every source at once: NVD configurations, the CNA's and
 // CISA's affected data, the distribution tracker, KEV and EPSS; each CVE with its source, rule, status and
 // confidence. Checks the matcher without a scan.
@@ -9,12 +9,13 @@ import pc from 'picocolors'
 import { openBackends } from '../lib/backends'
 import { loadConfig } from '../lib/config'
 import { parseCpe, unescapeCpeValue } from '../lib/cpe/name'
+import { DISTRO_FAMILIES, isDistroFamily } from '../lib/distro/families'
 import type { DistroPackage } from '../lib/distro/package'
 import { matchService, type MatchDeps } from '../lib/match/service'
-import { dataSources, type DataSources } from '../lib/data-sources'
+import { dataSources, sourceLines, type DataSources } from '../lib/sources/registry'
 import type { ServiceInfo } from '../lib/scanner/types'
 
-export const USAGE = 'usage: npm run nvd:match -- <cpe 2.3 name> [--distro debian:<codename>:<source package>:<package version>] [--json]\n' +
+export const USAGE = `usage: npm run nvd:match -- <cpe 2.3 name> [--distro <${DISTRO_FAMILIES.join('|')}>:<release>:<source package>:<package version>] [--json]\n` +
   'e.g.   npm run nvd:match -- cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:* --distro debian:bookworm:openssh:1:9.2p1-2+deb12u10\n'
 
 interface Out { write: (s: string) => unknown }
@@ -23,7 +24,7 @@ interface Out { write: (s: string) => unknown }
 export function parseDistroArg (text: string): DistroPackage | string {
   const [family, release, source, ...rest] = text.split(':')
   const version = rest.join(':')
-  if (family !== 'debian' && family !== 'ubuntu') return `--distro must start with debian: or ubuntu:, not '${family}'`
+  if (!isDistroFamily(family)) return `--distro must start with ${DISTRO_FAMILIES.map((f) => `${f}:`).join(' or ')}, not '${family}'`
   if (!release || !source || !version) return '--distro needs family:codename:source package:package version'
   return { family, release, source, version, evidence: 'given with --distro' }
 }
@@ -91,8 +92,8 @@ export async function runMatch (argv: string[], deps: MatchDeps, out: Out, match
   for (const d of m.disagreements) out.write(pc.yellow(`\n${d}\n`))
   if (matchedAgainst !== undefined) {
     const d = await matchedAgainst()
-    out.write(pc.dim(`\nmatched against: NVD ${d.nvd.cves} CVEs, ${d.cve5.records} CVE records, Debian tracker ${d.distributions.debian?.importedAt ?? 'not imported'}, ` +
-      `KEV ${d.kev?.catalogVersion ?? 'not imported'}, EPSS ${d.epss?.scoreDate ?? 'not imported'}\n`))
+    const against = sourceLines(d).map((s) => `${s.title} ${s.line === null ? 'not imported' : s.line.held}`)
+    out.write(pc.dim(`\nmatched against: ${against.join(', ')}\n`))
   }
   return 0
 }

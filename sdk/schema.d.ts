@@ -461,7 +461,7 @@ export interface paths {
         };
         /**
          * Get a CVE and the hosts it affects
-         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). Where the NVD index lacks it, what its CVE JSON 5 record says (`recordSource: cve`). 404 when neither holds the CVE. Needs the `reader` role or higher (any key).
+         * @description The CVE as the local NVD index holds it (scores, KEV, weaknesses, references) and the addresses with a standing finding of it (neither fixed nor marked false positive). Where the NVD index lacks it, what the next source holding CVE records says (`recordSource` names it). 404 when none holds the CVE. Needs the `reader` role or higher (any key).
          */
         get: operations["getCve"];
         put?: never;
@@ -617,6 +617,24 @@ export interface components {
                 } | null;
                 /** @description null when never imported */
                 ubuntu: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
+                /** @description null when never imported */
+                alpine?: {
+                    /** @description When the tracker data was imported */
+                    importedAt: string;
+                    /** @description Source packages with entries */
+                    packages: number;
+                    /** @description Package and CVE entries */
+                    cves: number;
+                } | null;
+                /** @description null when never imported */
+                rhel?: {
                     /** @description When the tracker data was imported */
                     importedAt: string;
                     /** @description Source packages with entries */

@@ -70,3 +70,43 @@ test('no Redis or PostgreSQL connection is opened outside lib/backends.ts', asyn
   t.match(backends, /new Redis\(/, 'lib/backends.ts is where it happens')
   t.match(backends, /new Pool\(/, 'the results database pool too')
 })
+
+/** The project file a relative specifier of `from` names (`.ts` added), or null for a package. */
+function resolve (from: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null
+  const target = relative(ROOT, join(ROOT, from, '..', spec)).split(sep).join('/')
+  const paths = new Set(files.map((f) => f.path))
+  for (const candidate of [target, `${target}.ts`, `${target}/index.ts`]) if (paths.has(candidate)) return candidate
+  return target
+}
+
+const REGISTRY = 'lib/sources/registry.ts'
+// The shared distribution layer every package matcher uses: families, version orders, banner packages, the backport decision.
+const SHARED_DISTRO = /^lib\/distro\/(family|families|package|decide|[a-z]+-version)\.ts$/
+// What imports or reports a source's data: CVE records, the trackers, KEV and EPSS, the NVD's importers.
+const SOURCE_INTERNALS = (p: string): boolean =>
+  p.startsWith('lib/cve5/') || /^lib\/exploit\/(kev|epss|context|feed)/.test(p) ||
+  (p.startsWith('lib/distro/') && !SHARED_DISTRO.test(p)) || /^lib\/nvd\/(sync|feed-import|descriptor)\.ts$/.test(p)
+const SOURCE_FOLDERS = /^lib\/(cve5|distro|exploit|nvd|sources)\//
+// Allowed beside the registry: the matcher's deciding stages, the per-source import commands kept for their
+// users (`npm run data` does the same for every source), and the benches that measure an importer.
+const ALLOWED = /^(lib\/match\/|bench\/|scripts\/(cve-import|distro-import|kev-import|epss-import|nvd-import|nvd-sync)\.ts$)/
+
+test('a data source is reached through lib/sources/registry.ts: only it imports descriptors, and outside the sources\' folders nothing imports their internals', async (t) => {
+  const registry = files.find((f) => f.path === REGISTRY)
+  t.ok(registry, 'the registry is read')
+  // Type-only imports (the store and index interfaces) name no source.
+  const valueImports = (registry?.text ?? '').split('\n').filter((l) => !/^\s*import type\b/.test(l)).join('\n')
+  const descriptors = new Set(specifiers(valueImports).map((s) => resolve(REGISTRY, s)).filter((p): p is string => p !== null && SOURCE_FOLDERS.test(p) && p !== 'lib/sources/descriptor.ts'))
+  t.ok(descriptors.size >= 8, `${descriptors.size} descriptor modules`)
+  const offenders: string[] = []
+  for (const f of files) {
+    for (const spec of specifiers(f.text)) {
+      const target = resolve(f.path, spec)
+      if (target === null) continue
+      if (descriptors.has(target) && f.path !== REGISTRY) offenders.push(`${f.path} imports the descriptor module ${target}`)
+      else if (SOURCE_INTERNALS(target) && !SOURCE_FOLDERS.test(f.path) && !ALLOWED.test(f.path)) offenders.push(`${f.path} imports ${target}`)
+    }
+  }
+  t.same(offenders, [])
+})

@@ -10,11 +10,12 @@ import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import type { Entry, SourceStore } from '../sources/source-store'
 import {
-  CVE_ID, distroKey, distroTable, encodeEntries, finishDistroImport,
+  CVE_ID, defineTracker, distroKey, distroTable, encodeEntries, finishDistroImport,
   type DistroCveEntry, type DistroImportResult
 } from './entries'
 
 export const DEBIAN_TRACKER_URL = 'https://security-tracker.debian.org/tracker/data/json'
+export const DEBIAN_TRACKER = defineTracker({ family: 'debian', source: 'debian-tracker', title: 'Debian security tracker' })
 
 export interface DebianImportOptions {
   /** Codenames to keep (default: every release in the data). */
@@ -28,6 +29,8 @@ export interface DebianImportOptions {
   /** HTTP validators of the data, kept so a sync can ask for changes only. */
   etag?: string
   lastModified?: string
+  /** Size of the downloaded file, recorded with the import. */
+  bytes?: number
 }
 
 interface TrackerRelease {
@@ -45,7 +48,7 @@ export function trackerVerdict (r: TrackerRelease): DistroCveEntry | null {
   const fixed = typeof r.fixed_version === 'string' && r.fixed_version !== '' ? r.fixed_version : null
   const urgency = typeof r.urgency === 'string' && r.urgency !== '' ? r.urgency : null
   const entry = (status: DistroCveEntry['status'], fixedVersion: string | null): DistroCveEntry => {
-    const e: DistroCveEntry = { status, fixedVersion, urgency, source: 'debian-tracker' }
+    const e: DistroCveEntry = { status, fixedVersion, urgency, source: DEBIAN_TRACKER.source }
     const note = [typeof r.nodsa === 'string' && r.nodsa, typeof r.nodsa_reason === 'string' && r.nodsa_reason]
       .filter((s): s is string => typeof s === 'string' && s !== '').join(': ')
     if (note) e.note = `no DSA: ${note}`

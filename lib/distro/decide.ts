@@ -1,7 +1,7 @@
 // The backport decision for one CVE on one detected distribution package.
 
-import { compareDebianVersions, isDebianVersion } from './debian-version'
-import type { DistroCveEntry } from './entries'
+import { trackerTitle, type DistroCveEntry } from './entries'
+import { FAMILY_INFO } from './family'
 import type { DistroPackage } from './package'
 
 export type BackportStatus = 'fixed_by_distribution' | 'open' | 'unknown'
@@ -14,13 +14,8 @@ export interface BackportDecision {
   rule: string
 }
 
-const TRACKER_NAME: Record<DistroCveEntry['source'], string> = {
-  'debian-tracker': 'Debian security tracker',
-  'ubuntu-osv': 'Ubuntu OSV'
-}
-
 function evidenceOf (entry: DistroCveEntry, status: string): string {
-  const bits = [TRACKER_NAME[entry.source], status]
+  const bits = [trackerTitle(entry.source), status]
   if (entry.urgency && entry.urgency !== 'not yet assigned') bits.push(entry.urgency)
   if (entry.note) bits.push(entry.note)
   return `(${bits.join(', ')})`
@@ -42,15 +37,17 @@ export function decideBackport (pkg: DistroPackage, entry: DistroCveEntry | null
     const at = pkg.version ? ` ${pkg.version}` : ''
     return { status: 'open', fixedVersion: null, rule: `${who}${at}: no fixed version ${evidenceOf(entry, entry.status)}` }
   }
-  if (!pkg.version || !entry.fixedVersion || !isDebianVersion(pkg.version) || !isDebianVersion(entry.fixedVersion)) return unknown
-  if (entry.introduced && isDebianVersion(entry.introduced) && compareDebianVersions(pkg.version, entry.introduced) < 0) {
+  // Each family's packages follow their own version order: dpkg, rpm or apk.
+  const { compare, isVersion } = FAMILY_INFO[pkg.family].versions
+  if (!pkg.version || !entry.fixedVersion || !isVersion(pkg.version) || !isVersion(entry.fixedVersion)) return unknown
+  if (entry.introduced && isVersion(entry.introduced) && compare(pkg.version, entry.introduced) < 0) {
     return {
       status: 'fixed_by_distribution',
       fixedVersion: entry.fixedVersion,
       rule: `${who} ${pkg.version} < ${entry.introduced}, the first affected version ${evidenceOf(entry, 'resolved')}`
     }
   }
-  const fixed = compareDebianVersions(pkg.version, entry.fixedVersion) >= 0
+  const fixed = compare(pkg.version, entry.fixedVersion) >= 0
   return {
     status: fixed ? 'fixed_by_distribution' : 'open',
     fixedVersion: entry.fixedVersion,

@@ -4,7 +4,7 @@
 
 import type { SourceStore } from '../sources/source-store'
 import { DecodedCache } from '../sources/decoded'
-import type { DistroFamily } from './package'
+import type { DistroFamily } from './family'
 
 /**
  * A tracker's verdict for one CVE in one release: fixed in a package version (`resolved`), not
@@ -13,7 +13,8 @@ import type { DistroFamily } from './package'
  */
 export type DistroStatus = 'resolved' | 'not-affected' | 'open' | 'undetermined'
 
-export type DistroSource = 'debian-tracker' | 'ubuntu-osv'
+/** The data source (its registry name) whose tracker gave an entry: the one defined for the entry's family. */
+export type DistroSource = string
 
 export interface DistroCveEntry {
   status: DistroStatus
@@ -32,6 +33,40 @@ export interface DistroPackageKey {
   family: DistroFamily
   release: string
   source: string
+}
+
+/** A tracker module declares itself once: the family whose table it writes, its source name and its title. */
+export interface TrackerIdentity {
+  family: DistroFamily
+  /** The data source's registry name, e.g. `debian-tracker`. */
+  source: string
+  /** How findings name it in their rule, e.g. `Debian security tracker`. */
+  title: string
+}
+
+const TRACKERS = new Map<DistroFamily, TrackerIdentity>()
+const TITLES = new Map<string, string>()
+
+/**
+ * Declare the tracker that writes a family's table. Entries read from that table carry its source name;
+ * a family has one tracker (its table is replaced or merged by that tracker's imports only).
+ */
+export function defineTracker (t: TrackerIdentity): TrackerIdentity {
+  const had = TRACKERS.get(t.family)
+  if (had !== undefined && had.source !== t.source) throw new Error(`the ${t.family} table is already written by ${had.source}`)
+  TRACKERS.set(t.family, t)
+  TITLES.set(t.source, t.title)
+  return t
+}
+
+/** The tracker defined for a family, if its module is loaded. */
+export function trackerOf (family: DistroFamily): TrackerIdentity | undefined {
+  return TRACKERS.get(family)
+}
+
+/** A tracker's title for a finding's rule; its source name when no module defined it. */
+export function trackerTitle (source: string): string {
+  return TITLES.get(source) ?? source
 }
 
 /** Each family has its own table so a full import of one replaces it without touching the other. */
@@ -56,20 +91,24 @@ export interface DistroImportMeta {
   cves: number
   etag?: string
   lastModified?: string
+  /** Size of the file imported, when the import read one file. */
+  bytes?: number
 }
 
 const STATUS_CODES: Record<DistroStatus, string> = { resolved: 'r', 'not-affected': 'n', open: 'o', undetermined: 'u' }
 const STATUS_BY_CODE = new Map(Object.entries(STATUS_CODES).map(([k, v]) => [v, k as DistroStatus]))
-const SOURCE_CODES: Record<DistroSource, string> = { 'debian-tracker': 'd', 'ubuntu-osv': 'u' }
-const SOURCE_BY_CODE = new Map(Object.entries(SOURCE_CODES).map(([k, v]) => [v, k as DistroSource]))
 
 type Packed = [string, string | null, string | null, string?, string?]
 
-/** Encode one package's CVE map compactly: the full Debian tracker holds about a million of them. */
+/**
+ * Encode one package's CVE map compactly: the full Debian tracker holds about a million of them. The source
+ * is not stored: a family's table holds one tracker's entries. (Values written before held a second code
+ * letter for it after the status letter; reading ignores it.)
+ */
 export function encodeEntries (entries: Map<string, DistroCveEntry>): string {
   const out: Record<string, Packed> = {}
   for (const [cve, e] of entries) {
-    const packed: Packed = [STATUS_CODES[e.status] + SOURCE_CODES[e.source], e.fixedVersion, e.urgency]
+    const packed: Packed = [STATUS_CODES[e.status], e.fixedVersion, e.urgency]
     if (e.note !== undefined || e.introduced !== undefined) packed.push(e.note ?? '')
     if (e.introduced !== undefined) packed.push(e.introduced)
     out[cve] = packed
@@ -77,13 +116,12 @@ export function encodeEntries (entries: Map<string, DistroCveEntry>): string {
   return JSON.stringify(out)
 }
 
-export function decodeEntries (text: string): Map<string, DistroCveEntry> {
+export function decodeEntries (text: string, source: DistroSource): Map<string, DistroCveEntry> {
   const raw = JSON.parse(text) as Record<string, Packed>
   const out = new Map<string, DistroCveEntry>()
   for (const [cve, p] of Object.entries(raw)) {
     const status = STATUS_BY_CODE.get(p[0][0])
-    const source = SOURCE_BY_CODE.get(p[0][1])
-    if (!status || !source) throw new Error(`bad stored distribution entry for ${cve}`)
+    if (!status) throw new Error(`bad stored distribution entry for ${cve}`)
     const e: DistroCveEntry = { status, fixedVersion: p[1], urgency: p[2], source }
     if (p[3]) e.note = p[3]
     if (p[4]) e.introduced = p[4]
@@ -92,13 +130,22 @@ export function decodeEntries (text: string): Map<string, DistroCveEntry> {
   return out
 }
 
-/** Every CVE the tracker lists for one package in one release, or null when it lists none. */
-// Every port of a host, and every host, running one package reads the same entries.
-const decodedEntries = new DecodedCache(decodeEntries)
+// Every port of a host, and every host, running one package reads the same entries: one cache per family,
+// since the same text in two tables comes from two trackers.
+const decoded = new Map<DistroFamily, DecodedCache<Map<string, DistroCveEntry>>>()
 
+function decoderOf (family: DistroFamily): DecodedCache<Map<string, DistroCveEntry>> {
+  let cache = decoded.get(family)
+  if (cache === undefined) {
+    decoded.set(family, cache = new DecodedCache((text) => decodeEntries(text, TRACKERS.get(family)?.source ?? `${family} tracker`)))
+  }
+  return cache
+}
+
+/** Every CVE the tracker lists for one package in one release, or null when it lists none. */
 export async function readDistroEntries (store: SourceStore, key: DistroPackageKey): Promise<Map<string, DistroCveEntry> | null> {
   const text = await store.get(distroTable(key.family), distroKey(key))
-  return text === null ? null : decodedEntries.get(text)
+  return text === null ? null : decoderOf(key.family).get(text)
 }
 
 /** The tracker's verdict for one CVE of one package, or null when it has none. */
@@ -126,11 +173,12 @@ export const CVE_ID = /^CVE-\d{4}-\d{4,}$/
 
 /** Record what an import of one family brought in (for /health, and the next sync's conditional GET), and make it durable. */
 export async function finishDistroImport (store: SourceStore, family: DistroFamily, result: DistroImportResult,
-  from: string, validators: { etag?: string, lastModified?: string }): Promise<void> {
+  from: string, validators: { etag?: string, lastModified?: string, bytes?: number }): Promise<void> {
   if (result.skipped > result.errors.length) result.errors.push(`… and ${result.skipped - result.errors.length} more`)
   const meta: DistroImportMeta = { importedAt: new Date().toISOString(), from, packages: result.packages, cves: result.cves }
   if (validators.etag) meta.etag = validators.etag
   if (validators.lastModified) meta.lastModified = validators.lastModified
+  if (validators.bytes !== undefined) meta.bytes = validators.bytes
   await store.setMeta(distroMetaKey(family), JSON.stringify(meta))
   await store.flush()
 }

@@ -4,8 +4,12 @@
 // here; anything the wire does not show stays null rather than guessed.
 
 import type { ServiceInfo } from '../scanner/types'
+import type { DistroFamily } from './family'
 
-export type DistroFamily = 'debian' | 'ubuntu'
+export type { DistroFamily }
+
+/** The families whose packaging a banner can show (Debian's and Ubuntu's revision tags). */
+type BannerFamily = 'debian' | 'ubuntu'
 
 export interface DistroPackage {
   family: DistroFamily
@@ -42,7 +46,7 @@ export const UBUNTU_RELEASES: Record<string, string> = {
 }
 
 /** Which release shipped an OpenSSH upstream version, for Ubuntu revisions that do not name one. */
-const OPENSSH_RELEASE: Record<DistroFamily, Record<string, string>> = {
+const OPENSSH_RELEASE: Record<BannerFamily, Record<string, string>> = {
   debian: { '7.4p1': 'stretch', '7.9p1': 'buster', '8.4p1': 'bullseye', '9.2p1': 'bookworm', '10.0p1': 'trixie' },
   ubuntu: {
     '6.6p1': 'trusty',
@@ -123,7 +127,7 @@ export function sourceRuleFor (product: string | undefined): SourceRule | undefi
 }
 
 /** The release a package revision names: `deb12u3`, `~deb12u1`, `~bpo12+1`, `ubuntu0.22.04.1`, `~22.04`. */
-export function releaseFromRevision (revision: string): { family: DistroFamily, release: string } | null {
+export function releaseFromRevision (revision: string): { family: BannerFamily, release: string } | null {
   const deb = /(?:deb|bpo)(\d+)(?:u\d+|\+\d+)/i.exec(revision)
   if (deb && DEBIAN_RELEASES[deb[1]]) return { family: 'debian', release: DEBIAN_RELEASES[deb[1]] }
   const ubuntu = /ubuntu\d+\.(\d{2}\.\d{2})(?:\.|$)/i.exec(revision) ?? /~(\d{2}\.\d{2})(?:\.|$)/.exec(revision)
@@ -131,7 +135,7 @@ export function releaseFromRevision (revision: string): { family: DistroFamily, 
   return null
 }
 
-function familyOfRevision (revision: string): DistroFamily {
+function familyOfRevision (revision: string): BannerFamily {
   return /ubuntu/i.test(revision) ? 'ubuntu' : 'debian'
 }
 
@@ -141,7 +145,7 @@ function bannerText (service: ServiceInfo): string {
 }
 
 interface Seen {
-  family: DistroFamily
+  family: BannerFamily
   /** Upstream version as packaged, when it differs from what detection reported. */
   upstream?: string
   revision?: string

@@ -6,11 +6,12 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
+import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { SourceStore } from '../sources/source-store'
 import { DEBIAN_TRACKER_URL, importDebianTracker, type DebianImportOptions } from './debian-tracker'
 import { readImportMeta, type DistroImportResult } from './entries'
+import type { DistroFamily } from './family'
 import { importUbuntuOsv, type UbuntuImportOptions } from './ubuntu-osv'
 
 export interface DownloadOptions {
@@ -26,6 +27,8 @@ export interface DownloadOptions {
   retryDelayMs?: number
   fetch?: typeof fetch
   signal?: AbortSignal
+  /** Bytes of the file so far (a resumed download starts where it stopped) and its size when the server says. */
+  onProgress?: (bytes: number, total: number | null) => void
 }
 
 export interface DownloadResult {
@@ -126,22 +129,31 @@ export async function downloadResumable (opts: DownloadOptions): Promise<Downloa
       await writeFile(infoFile, JSON.stringify(fresh))
     }
     if (!res.body) throw new Error(`${opts.url}: empty response`)
+    const length = Number(res.headers.get('content-length'))
+    const total = res.headers.has('content-length') && Number.isFinite(length) ? (append ? have : 0) + length : null
+    let got = append ? have : 0
+    const count = new Transform({
+      transform (chunk: Buffer, _enc, done) {
+        got += chunk.length
+        opts.onProgress?.(got, total)
+        done(null, chunk)
+      }
+    })
     try {
-      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(partial, { flags: append ? 'a' : 'w' }))
+      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), count, createWriteStream(partial, { flags: append ? 'a' : 'w' }))
     } catch (err) {
       lastError = err as Error
       continue
     }
-    const expected = Number(res.headers.get('content-length'))
-    const total = await sizeOf(partial)
-    if (Number.isFinite(expected) && res.headers.has('content-length') && total !== (append ? have : 0) + expected) {
-      lastError = new Error(`${opts.url}: connection closed after ${total} bytes`)
+    const size = await sizeOf(partial)
+    if (total !== null && size !== total) {
+      lastError = new Error(`${opts.url}: connection closed after ${size} bytes`)
       continue
     }
     const kept = (await readPartialInfo(infoFile, opts.url)) ?? { url: opts.url }
     await rename(partial, opts.dest)
     await rm(infoFile, { force: true })
-    return { status: 'downloaded', bytes: total, resumed, etag: kept.etag, lastModified: kept.lastModified }
+    return { status: 'downloaded', bytes: size, resumed, etag: kept.etag, lastModified: kept.lastModified }
   }
   throw new Error(`cannot download ${opts.url} after ${attempts} attempts: ${lastError?.message ?? 'unknown error'}`)
 }
@@ -155,6 +167,8 @@ export interface SyncOptions {
   retryDelayMs?: number
   fetch?: typeof fetch
   signal?: AbortSignal
+  /** Download progress, as downloadResumable reports it. */
+  onProgress?: (bytes: number, total: number | null) => void
 }
 
 export interface SyncResult {
@@ -163,12 +177,12 @@ export interface SyncResult {
   imported?: DistroImportResult
 }
 
-function defaultDir (): string {
+export function defaultDir (): string {
   return path.join(os.tmpdir(), 'vulnscan-distro')
 }
 
 /** Download a family's data into the work directory unless it is unchanged since that family's last import. */
-async function downloadChanged (store: SourceStore, family: 'debian' | 'ubuntu', url: string, name: string, opts: SyncOptions): Promise<{ dest: string, download: DownloadResult }> {
+async function downloadChanged (store: SourceStore, family: DistroFamily, url: string, name: string, opts: SyncOptions): Promise<{ dest: string, download: DownloadResult }> {
   const last = await readImportMeta(store, family)
   const same = last?.from === url
   const dest = path.join(opts.dir ?? defaultDir(), name)
@@ -180,7 +194,8 @@ async function downloadChanged (store: SourceStore, family: 'debian' | 'ubuntu',
     attempts: opts.attempts,
     retryDelayMs: opts.retryDelayMs,
     fetch: opts.fetch,
-    signal: opts.signal
+    signal: opts.signal,
+    onProgress: opts.onProgress
   })
   return { dest, download }
 }
@@ -191,7 +206,7 @@ export async function syncDebianTracker (store: SourceStore, opts: SyncOptions &
   const { dest, download } = await downloadChanged(store, 'debian', url, 'debian-tracker.json', opts)
   if (download.status === 'not-modified') return { download }
   const imported = await importDebianTracker(dest, store, {
-    releases: opts.releases, from: url, etag: download.etag, lastModified: download.lastModified
+    releases: opts.releases, from: url, etag: download.etag, lastModified: download.lastModified, bytes: download.bytes
   })
   await rm(dest, { force: true })
   return { download, imported }
@@ -202,7 +217,7 @@ export async function syncUbuntuOsv (store: SourceStore, opts: SyncOptions & Pic
   const { dest, download } = await downloadChanged(store, 'ubuntu', opts.url, 'ubuntu-osv.json', opts)
   if (download.status === 'not-modified') return { download }
   const imported = await importUbuntuOsv(dest, store, {
-    releases: opts.releases, includePro: opts.includePro, from: opts.url, etag: download.etag, lastModified: download.lastModified
+    releases: opts.releases, includePro: opts.includePro, from: opts.url, etag: download.etag, lastModified: download.lastModified, bytes: download.bytes
   })
   await rm(dest, { force: true })
   return { download, imported }

@@ -7,10 +7,12 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Entry, SourceStore } from '../sources/source-store'
 import {
-  CVE_ID, distroKey, distroTable, encodeEntries, finishDistroImport,
+  CVE_ID, defineTracker, distroKey, distroTable, encodeEntries, finishDistroImport,
   type DistroCveEntry, type DistroImportResult
 } from './entries'
 import { UBUNTU_RELEASES } from './package'
+
+export const UBUNTU_OSV = defineTracker({ family: 'ubuntu', source: 'ubuntu-osv', title: 'Ubuntu OSV' })
 
 export interface UbuntuImportOptions {
   /** Codenames to keep (default: all). */
@@ -21,6 +23,7 @@ export interface UbuntuImportOptions {
   from?: string
   etag?: string
   lastModified?: string
+  bytes?: number
 }
 
 interface OsvEvent { introduced?: string, fixed?: string, last_affected?: string }
@@ -70,7 +73,7 @@ export function osvVerdict (rec: OsvRecord, a: OsvAffected, pro: boolean): Distr
   const events = ranges.flatMap((r) => r.events ?? [])
   const fixed = events.find((e) => typeof e.fixed === 'string' && e.fixed !== '')?.fixed ?? null
   const introduced = events.find((e) => typeof e.introduced === 'string' && e.introduced !== '0')?.introduced
-  const e: DistroCveEntry = { status: fixed ? 'resolved' : 'open', fixedVersion: fixed, urgency: priorityOf(rec, a), source: 'ubuntu-osv' }
+  const e: DistroCveEntry = { status: fixed ? 'resolved' : 'open', fixedVersion: fixed, urgency: priorityOf(rec, a), source: UBUNTU_OSV.source }
   if (pro) e.note = 'Ubuntu Pro'
   if (introduced) e.introduced = introduced
   return e

@@ -1,7 +1,8 @@
-// What one detected service is vulnerable to, from every source at once: the NVD's configurations, the
-// CNA's and CISA's affected data in CVE JSON 5 records where the NVD has none, the distribution's security
-// tracker for the package revision the banner shows, and KEV and EPSS for priority. Each verdict names
-// the source that decided it and the exact rule.
+// What one detected service is vulnerable to, from every source at once, in an explicit precedence, one
+// stage per deciding source: the NVD's configurations; the CNA's and CISA's affected data in CVE JSON 5
+// records where the NVD has none; then the distribution's tracker for the package revision the banner shows
+// (every tracker, by family, through lib/distro/families.ts); then every enriching source of the registry
+// (KEV, EPSS) for priority. Each verdict names the source that decided it and the exact rule.
 
 import { parseCpe, unescapeCpeValue } from '../cpe/name'
 import type { ServiceInfo } from '../scanner/types'
@@ -9,10 +10,10 @@ import type { LocalCveIndex } from '../nvd/cve-index'
 import type { CpeCriterion, CveMatch, CveRecord, Kev } from '../nvd/types'
 import { matchCve5, nvdDecides, type Cve5Hit } from '../cve5/source'
 import { decideBackport, type BackportDecision } from '../distro/decide'
-import { readDistroEntries, type DistroCveEntry } from '../distro/entries'
+import { describeFamily, readTrackerEntries, type TrackerEntry as DistroCveEntry } from '../distro/families'
 import { distroPackageOf, type DistroPackage } from '../distro/package'
-import { getExploitContext } from '../exploit/context'
-import { epssOf, kevOf } from '../exploit/refresh'
+import type { EnrichableFields } from '../sources/descriptor'
+import { ENRICHERS } from '../sources/registry'
 import type { SourceStore } from '../sources/source-store'
 import type { Confidence, DistributionEvidence, NewFinding } from '../store/results-types'
 
@@ -23,7 +24,7 @@ export type Verdict = Omit<NewFinding, 'address' | 'port'>
 
 export interface MatchDeps {
   nvd: Pick<LocalCveIndex, 'match' | 'getMany'>
-  /** CVE JSON 5 records, distribution trackers, KEV and EPSS; null matches on the NVD alone. */
+  /** Every other source (CVE records, distribution trackers, enrichment); null matches on the NVD alone. */
   sources: SourceStore | null
 }
 
@@ -83,7 +84,7 @@ function evidenceOf (service: ServiceInfo): string {
 const NO_VERSION_NOTE = 'The banner shows the product but no version: this CVE affects some versions of it. Check the installed version.'
 
 function distroNote (service: ServiceInfo, pkg: DistroPackage | null): string {
-  const family = pkg !== null ? (pkg.family === 'debian' ? 'Debian' : 'Ubuntu') : service.distro ?? 'distribution'
+  const family = pkg !== null ? describeFamily(pkg.family).title : service.distro ?? 'distribution'
   const shown = service.extraInfo !== undefined ? ` (${service.extraInfo})` : ''
   return `The banner shows a ${family} package${shown}: the distribution may have backported the fix without changing the upstream version. ` +
     (pkg?.version === null || pkg === null ? 'The banner does not show the package revision, so its security tracker cannot decide.' : 'Its security tracker has no entry for this CVE.')
@@ -223,7 +224,7 @@ function applyBackport (v: Verdict, pkg: DistroPackage, entry: DistroCveEntry | 
   // it stays open and listed, at low severity, with the upstream score kept beside it.
   if (entry !== null && NEGLIGIBLE.has(entry.urgency ?? '')) {
     const upstream = v.cvss === null ? v.severity : `${v.severity}, CVSS ${v.cvss}${v.cvssVersion !== null ? ` v${v.cvssVersion}` : ''}`
-    const note = `${pkg.family === 'debian' ? 'Debian' : 'Ubuntu'} rates it ${entry.urgency} for ${pkg.release ?? 'this release'} (upstream: ${upstream}): severity low.`
+    const note = `${describeFamily(pkg.family).title} rates it ${entry.urgency} for ${pkg.release ?? 'this release'} (upstream: ${upstream}): severity low.`
     return { ...open, severity: v.severity === 'none' ? 'none' : 'low', confidenceNote: open.confidenceNote === null ? note : `${open.confidenceNote} ${note}` }
   }
   return open
@@ -250,12 +251,12 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
     ? service.cpe.flatMap((cpe) => productsOf({ cpe: [cpe] }).map((ref) => ({ cpe, ref })))
     : []
   const distroKey = sources !== null && pkg !== null && pkg.release !== null && pkg.source !== null
-    ? { family: pkg.family, release: pkg.release, source: pkg.source }
+    ? { family: pkg.family, release: pkg.release, sourcePackage: pkg.source }
     : null
   const [nvdMatches, cve5Matches, entries] = await Promise.all([
     Promise.all(nvdCpes.map(async (cpe) => await deps.nvd.match(cpe))),
     Promise.all(cve5Refs.map(async ({ ref }) => await matchCve5(sources as SourceStore, { ...ref, version: service.version }, { all: true }))),
-    distroKey !== null ? readDistroEntries(sources as SourceStore, distroKey) : Promise.resolve(null)
+    distroKey !== null ? readTrackerEntries(sources as SourceStore, distroKey) : Promise.resolve(null)
   ])
 
   nvdCpes.forEach((cpe, i) => {
@@ -276,11 +277,12 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
     }
   })
   if (sources !== null && hits.length + byCve.size > 0) {
-    // KEV and EPSS are read for every candidate beside the NVD records of the CNA's hits; a few
+    // The enriching sources are read for every candidate beside the NVD records of the CNA's hits; a few
     // candidates that end up without a verdict cost nothing but their keys.
-    const [records, context] = await Promise.all([
+    const candidates = [...byCve.keys(), ...hits.map((h) => h.hit.id)]
+    const [records, enrichers] = await Promise.all([
       hits.length > 0 ? deps.nvd.getMany(hits.map((h) => h.hit.id)) : Promise.resolve([]),
-      getExploitContext(sources, [...byCve.keys(), ...hits.map((h) => h.hit.id)])
+      Promise.all(ENRICHERS.map(async (e) => await e.lookup(sources, candidates)))
     ])
     hits.forEach(({ cpe, hit }, i) => {
       const nvd = records[i]
@@ -300,7 +302,11 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
     })
     let verdicts = [...byCve.values()]
     if (pkg !== null) verdicts = verdicts.map((v) => applyBackport(v, pkg, entries?.get(v.cveId) ?? null))
-    out.verdicts = verdicts.map((v) => ({ ...v, kev: kevOf(context.get(v.cveId), v.kev), epss: epssOf(context.get(v.cveId)) }))
+    out.verdicts = verdicts.map((v) => {
+      let fields: EnrichableFields = { kev: v.kev, epss: v.epss }
+      for (const enrich of enrichers) fields = { ...fields, ...enrich(v.cveId, fields) }
+      return { ...v, ...fields }
+    })
   } else {
     out.verdicts = pkg !== null ? [...byCve.values()].map((v) => applyBackport(v, pkg, null)) : [...byCve.values()]
   }

@@ -2,7 +2,7 @@
 // and the data it was matched against. Hosts and findings come as async iterables, read page by page from the
 // results store, so a report of millions of findings never sits in memory.
 import type { Severity } from '../nvd/types'
-import type { DataSources } from '../sources/source-store'
+import type { DataSources } from '../sources/registry'
 import type { FindingRecord, ResultsStore } from '../store/results-types'
 import type { HostRecord, ScanRecord } from '../store/types'
 import type { FindingStatus } from '../vocabulary'

@@ -4,7 +4,7 @@
 // product names) or from users (comments) is escaped.
 import { createHash } from 'node:crypto'
 import escapeHtml from 'escape-html'
-import type { DataSources } from '../sources/source-store'
+import { sourceLines, type DataSources } from '../sources/registry'
 import type { FindingRecord } from '../store/results-types'
 import type { HostRecord } from '../store/types'
 import {
@@ -111,16 +111,12 @@ function sourcesSection (d: DataSources | null): string {
   if (d === null) {
     return '<p class="note">The scan did not record the data it was matched against (it ended before matching, or used a template without CVE matching).</p>'
   }
-  const row = (name: string, what: string, current: string): string => `<tr><th scope="row">${name}</th><td>${what}</td><td>${current}</td></tr>`
-  const distro = (name: string, s: DataSources['distributions']['debian']): string => s === null
-    ? row(`${name} security tracker`, '<span class="muted">not imported</span>', '')
-    : row(`${name} security tracker`, `${s.packages} packages, ${s.cves} CVEs`, `imported ${when(s.importedAt)}`)
+  const row = (name: string, what: string, current: string): string => `<tr><th scope="row">${e(name)}</th><td>${what}</td><td>${current}</td></tr>`
+  // Every registered source, as its descriptor presents it; one the scan predates is left out.
   return '<table><thead><tr><th>Source</th><th>What it held</th><th>How current</th></tr></thead><tbody>' +
-    row('NVD (local index)', `${d.nvd.cves} CVEs, ${d.nvd.products} products`, `last sync ${when(d.nvd.lastSync)}${d.nvd.authoritativeAsOf !== null ? `; complete as of ${when(d.nvd.authoritativeAsOf)}` : ''}`) +
-    row('CVE records (CVE JSON 5)', `${d.cve5.records} records`, `newest update ${when(d.cve5.newestUpdated)}, imported ${when(d.cve5.importedAt)}`) +
-    distro('Debian', d.distributions.debian) + distro('Ubuntu', d.distributions.ubuntu) +
-    (d.kev === null ? row('CISA KEV', '<span class="muted">not imported</span>', '') : row('CISA KEV', `${d.kev.count} CVEs`, `catalog ${when(d.kev.catalogVersion)}`)) +
-    (d.epss === null ? row('FIRST EPSS', '<span class="muted">not imported</span>', '') : row('FIRST EPSS', `${d.epss.count} scores`, `scored ${when(d.epss.scoreDate)}`)) +
+    sourceLines(d).filter((s) => s.reported).map((s) => s.line === null
+      ? row(s.title, '<span class="muted">not imported</span>', '')
+      : row(s.title, e(s.line.held), s.line.dates.map((x) => `${e(x.label)} ${when(x.at)}`).join('; '))).join('') +
     '</tbody></table>'
 }
 

@@ -34,19 +34,3 @@ export interface SourceStore {
 export function checkTable (table: string): void {
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(table)) throw new Error(`invalid source table name: ${JSON.stringify(table)}`)
 }
-
-/** One distribution tracker's import, for DataSources. */
-export interface DistroStatus {
-  importedAt: string
-  packages: number
-  cves: number
-}
-
-/** What data a scan is matched against and how current each source is (lib/data-sources.ts fills it). */
-export interface DataSources {
-  nvd: { cves: number, products: number, lastSync: string | null, authoritativeAsOf: string | null }
-  cve5: { records: number, newestUpdated: string | null, importedAt: string | null }
-  distributions: { debian: DistroStatus | null, ubuntu: DistroStatus | null }
-  kev: { catalogVersion: string | null, dateReleased: string | null, count: number } | null
-  epss: { modelVersion: string | null, scoreDate: string | null, count: number } | null
-}

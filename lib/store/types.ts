@@ -1,7 +1,7 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
 import type { Role } from '../access'
 import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
-import type { DataSources } from '../sources/source-store'
+import type { DataSources } from '../sources/registry'
 import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
 export type { ScanStatus }

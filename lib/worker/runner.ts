@@ -15,7 +15,7 @@ import { matchService, productsOf } from '../match/service'
 import { exposureVerdict } from '../match/exposures'
 import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
-import { dataSources } from '../data-sources'
+import { dataSources } from '../sources/registry'
 import { scopeFor } from '../access'
 import type { Notifier } from '../webhooks/events'
 

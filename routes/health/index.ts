@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, reply } from '../../schemas/common'
 import { HealthSchema } from '../../schemas/health'
 import { VERSION } from '../../lib/version'
-import { dataSources, type DataSources } from '../../lib/data-sources'
+import { dataSources, type DataSources } from '../../lib/sources/registry'
 
 // A dependency that does not answer within this time counts as down: /health never hangs.
 const CHECK_TIMEOUT_MS = 1500

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { newScanRecord } from '../../lib/scans'
 import type { NewFinding } from '../../lib/store/results-types'
 import type { ScanRecord, ScanSummary } from '../../lib/store/types'
-import type { DataSources } from '../../lib/sources/source-store'
+import type { DataSources } from '../../lib/sources/registry'
 import { finding, write, type Service } from './results'
 
 export interface SeedHost {
