@@ -1,6 +1,7 @@
 // Reading findings for a verdict: every page of a list, a finished scan's own findings, and the products the
 // scans behind a list could not check against the NVD.
 import pc from 'picocolors'
+import { CLI_FINDING_SORT } from '../lib/vocabulary'
 import type { operations } from '../sdk'
 import { api, CliError, EXIT, jsonPage, print, printJson, type Context } from './context'
 import { uncheckedGate, verdict, type Gate } from './gate'
@@ -17,7 +18,7 @@ export async function allFindings (ctx: Context, query: FindingQuery, cap = 100_
   let total = 0
   let cursor: string | undefined
   while (items.length < cap) {
-    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, limit: 500, cursor } } }), ctx.baseUrl))
+    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { sort: CLI_FINDING_SORT, ...query, limit: 500, cursor } } }), ctx.baseUrl))
     items.push(...data.items)
     total = data.total
     cursor = data.nextCursor

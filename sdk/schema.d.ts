@@ -4448,8 +4448,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
             };
@@ -4542,8 +4542,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */

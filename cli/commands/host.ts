@@ -1,5 +1,6 @@
 // `vulnscan host <address>`: one host with its ports and findings; `vulnscan host delete <address>` forgets it.
 import pc from 'picocolors'
+import { CLI_FINDING_SORT } from '../../lib/vocabulary'
 import { api, print, printJson, usage } from '../context'
 import { uncheckedByScan } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
@@ -21,7 +22,7 @@ const host: CommandModule = (program, kit) => {
   show.action(async (address: string, opts: { failOn?: string, minConfidence?: string, ids?: boolean }) => kit.run(show, async (ctx) => {
     const gate = readGate(opts)
     const { data: h } = await api(ctx.client.GET('/host/{address}', { params: { path: { address } } }), ctx.baseUrl)
-    const { data: page } = await api(ctx.client.GET('/host/{address}/vulnerability', { params: { path: { address }, query: { limit: 500 } } }), ctx.baseUrl)
+    const { data: page } = await api(ctx.client.GET('/host/{address}/vulnerability', { params: { path: { address }, query: { limit: 500, sort: CLI_FINDING_SORT } } }), ctx.baseUrl)
     if (ctx.json) {
       printJson(ctx.io, { host: h, findings: page.items })
     } else {

@@ -1,5 +1,5 @@
 // `vulnscan vulns`: findings across hosts, filtered, as a table, JSON or the server's CSV; --fail-on judges them all.
-import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
+import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
 import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
 import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
@@ -18,7 +18,7 @@ const vulns: CommandModule = (program, kit) => {
     .option('--status <status>', `only this status: ${FINDING_STATUSES.join(' | ')} (fixed_by_distribution and potential are listed only when asked)`)
     .option('--confidence <level>', `only this confidence: ${CONFIDENCES.join(' | ')}`)
     .option('--cve <id>', 'only findings of this CVE')
-    .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${DEFAULT_FINDING_SORT}); risk: KEV (ransomware use first), then EPSS, then CVSS`)
+    .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${CLI_FINDING_SORT}: severity, then KEV, EPSS, CVSS); risk: KEV first`)
     .option('--order <dir>', 'asc | desc (default: desc)')
     .option('--host <address>', 'only findings on this host')
     .option('--tag <tag>', 'only findings on hosts carrying this tag')
@@ -31,7 +31,7 @@ const vulns: CommandModule = (program, kit) => {
     const str = (k: string): string | undefined => opts[k] as string | undefined
     const severity = oneOf('severity', str('severity'), [...SEVERITIES, 'none', 'unknown'] as const)
     const status = oneOf('status', str('status'), FINDING_STATUSES)
-    const sort = oneOf('sort', str('sort'), FINDING_SORTS)
+    const sort = oneOf('sort', str('sort'), FINDING_SORTS) ?? CLI_FINDING_SORT
     const order = oneOf('order', str('order'), ['asc', 'desc'] as const)
     const confidence = oneOf('confidence', str('confidence'), CONFIDENCES)
     const minEpss = probability('min-epss', str('minEpss'))
@@ -46,7 +46,7 @@ const vulns: CommandModule = (program, kit) => {
       ...(status ? { status } : {}),
       ...(confidence ? { confidence } : {}),
       ...(str('cve') !== undefined ? { cveId: str('cve') } : {}),
-      ...(sort ? { sort } : {}),
+      sort,
       ...(order ? { order } : {}),
       ...(str('host') !== undefined ? { host: str('host') } : {}),
       ...(str('tag') !== undefined ? { tag: checkedTags([str('tag') as string])[0] } : {})

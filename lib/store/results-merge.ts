@@ -350,7 +350,7 @@ export function severityScore (maxSeverity: string | null): number {
 }
 
 export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
-export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
+export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', severity: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
 
 /**
  * One number that orders findings by risk: KEV with known ransomware use, then KEV, then the others; within
@@ -361,6 +361,14 @@ export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): num
   const epss = f.epss === null || f.epss === undefined ? 0 : 1 + Math.round(f.epss.score * 100_000)
   const cvss = f.cvss === null ? 0 : 1 + Math.round(f.cvss * 10)
   return kev * 1e12 + epss * 1e3 + cvss
+}
+
+/**
+ * One number that orders findings by severity (an exposure finding without CVSS in its rank, not below every CVE),
+ * then within a severity by riskValue (KEV, EPSS, CVSS). riskValue stays below 1e13, and the whole below 2^53.
+ */
+export function severityRiskValue (f: Pick<FindingRecord, 'severity' | 'kev' | 'epss' | 'cvss'>): number {
+  return (1 + (SEVERITY_RANK[f.severity] ?? -1)) * 1e13 + riskValue(f)
 }
 
 /** The sort value of a host; ties are broken by address text, and `desc` is the exact reverse of `asc`. */
@@ -380,6 +388,7 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
     case 'lastSeen': return Date.parse(f.lastSeen)
     case 'firstSeen': return Date.parse(f.firstSeen)
     case 'risk': return riskValue(f)
+    case 'severity': return severityRiskValue(f)
   }
 }
 

@@ -10,7 +10,7 @@ import type {
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
-  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags
+  isCheckFinding, isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags
 } from '../results-merge'
 import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -350,7 +350,7 @@ export class MemoryResultsStore implements ResultsStore {
     if (prev !== undefined && prev.slots.length > 0) {
       const speaks = speaksFor(write)
       const entries = this.table.entries
-      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port, entries[s]!.detail.product.protocol)), ...observed])]
+      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port, entries[s]!.detail.product.protocol, isCheckFinding(entries[s]!.detail.rule))), ...observed])]
     }
     slots.sort((a, b) => this.table.compareIds(a, b))
     hosts.set(address, { head: Object.freeze(head), slots: slots.length === 0 ? NO_SLOTS : Uint32Array.from(slots) })

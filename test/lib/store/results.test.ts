@@ -233,6 +233,33 @@ test('results store contract', async (t) => {
       t.same(await order({ kev: true }), [], 'no KEV left')
     })
 
+    t.test(`${backend}: sort=severity: severity first (an exposure finding without CVSS in its rank), then KEV, EPSS, CVSS`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.13'
+      const base = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const make = (port: number, cveId: string, severity: 'critical' | 'high' | 'medium' | 'low', cvss: number | null, kev: boolean) => ({
+        ...base, port, cveId, severity, cvss, cvssVersion: cvss === null ? null : '3.1', cvssVector: null,
+        kev: kev ? { dateAdded: '2024-07-01', ransomware: false } : null
+      })
+      const exposure = make(6379, 'VULNSCAN-REDIS-NO-AUTH', 'critical', null, false)
+      const highKev = make(80, 'CVE-2021-41773', 'high', 7.5, true)
+      const highPlain = make(22, 'CVE-2024-6387', 'high', 8.1, false)
+      const medium = make(443, 'CVE-2023-0001', 'medium', 6.5, false)
+      const low = make(8080, 'CVE-2023-0002', 'low', 3.1, false)
+      const services = [6379, 80, 22, 443, 8080].map((port) => ({ port, service: 'x', product: 'OpenSSH', version: '9.2p1' }))
+      await store.recordHost(write({ address: a, at: T0, scanId: 's1', services, findings: [low, exposure, medium, highPlain, highKev] }))
+      const order = async (q: Partial<Parameters<ResultsStore['listFindings']>[0]>): Promise<string[]> =>
+        (await store.listFindings({ limit: 50, offset: 0, ...q })).items.map((f) => f.cveId)
+      const bySeverity = ['VULNSCAN-REDIS-NO-AUTH', 'CVE-2021-41773', 'CVE-2024-6387', 'CVE-2023-0001', 'CVE-2023-0002']
+      t.same(await order({ sort: 'severity' }), bySeverity, 'the critical exposure first, KEV before a higher CVSS within high')
+      t.same(await order({ sort: 'severity', order: 'asc' }), [...bySeverity].reverse())
+      t.same(await order({ sort: 'severity', scanId: 's1' }), bySeverity, 'a scan\'s findings in the same order')
+      t.same(await order({ sort: 'cvss' }), ['CVE-2024-6387', 'CVE-2021-41773', 'CVE-2023-0001', 'CVE-2023-0002', 'VULNSCAN-REDIS-NO-AUTH'], 'cvss: the exposure last')
+      const first = await store.listFindings({ limit: 2, offset: 0, sort: 'severity' })
+      const rest = await store.listFindings({ limit: 50, offset: 2, sort: 'severity' })
+      t.same([...first.items, ...rest.items].map((f) => f.cveId), bySeverity, 'pages follow the order')
+    })
+
     t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {
       const { store, db, schema } = await open(t, backend)
       const a = '10.0.0.11'
