@@ -1,12 +1,13 @@
 // The semantics of the results store, shared by both backends: how one host's scan write changes the host
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
+import { FindingCounter } from '../finding-counts'
 import { hash } from 'node:crypto'
 import { addressSortKey } from '../addresses'
 import { withScanTags } from '../tags'
 import type { HostRecord, HostPort } from './types'
 import type { Transport } from '../scanner/types'
-import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
+import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding, RecordCounts } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
@@ -192,7 +193,7 @@ export interface MergeResult {
   host: HostRecord
   /** Every finding of the host after the write (changed or not). */
   findings: FindingRecord[]
-  counts: { newFindings: number, fixed: number, reopened: number }
+  counts: RecordCounts
 }
 
 /**
@@ -248,7 +249,9 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const findings = [...byId.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts }
+  const standing = new FindingCounter()
+  for (const id of seen) standing.add(byId.get(id) as FindingRecord)
+  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts: { ...counts, standing: standing.result.bySeverity } }
 }
 
 /**

@@ -4,6 +4,7 @@
 // write throws an order away. Findings are compact (finding-table.ts): the lists hold slot numbers, the other
 // filters are one pass over typed arrays, and a FindingRecord is built only for what is handed out. Host
 // records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
+import { FindingCounter } from '../../finding-counts'
 import type { HostPort, HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord, ScanPort
@@ -314,7 +315,9 @@ export class MemoryResultsStore implements ResultsStore {
     entry.slots = slots
     this.recordScanHost(address, write, observed)
     this.revision++
-    return counts
+    const standing = new FindingCounter()
+    for (const s of observed) standing.add({ severity: t.entries[s]!.detail.cve.severity, status: t.entries[s]!.status })
+    return { ...counts, standing: standing.result.bySeverity }
   }
 
   private readonly texts = new Map<string, string>()
