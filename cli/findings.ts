@@ -5,7 +5,7 @@ import { CLI_FINDING_SORT } from '../lib/vocabulary'
 import type { operations } from '../sdk'
 import { api, CliError, EXIT, jsonPage, print, printJson, type Context } from './context'
 import { uncheckedGate, verdict, type Gate } from './gate'
-import { findingsTable, severityCounts, type Finding, type Scan } from './output'
+import { findingsLine, findingsTable, type Finding, type Scan } from './output'
 
 export type FindingQuery = Omit<NonNullable<operations['listFindings']['parameters']['query']>, 'limit' | 'offset' | 'cursor'>
 
@@ -85,7 +85,7 @@ export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = fa
       if (n > 0) print(io, pc.dim(`${n} more CVE${n === 1 ? '' : 's'} ${what}, not counted: vulnscan vulns --status ${status}`))
     }
     if (items.length === 0) print(io, 'No findings.')
-    else print(io, `${findingsTable(items, { ids })}\n${items.length} finding${items.length === 1 ? '' : 's'}: ${severityCounts(items)}`)
+    else print(io, `${findingsTable(items, { ids })}\n${findingsLine(items)}`)
   }
   const unchecked = new Map(scan.summary !== undefined && scan.summary.uncheckedProducts.length > 0 ? [[scan.id, scan.summary.uncheckedProducts]] : [])
   return uncheckedGate(gate, verdict(io, items, gate, ctx.json), `scan ${scan.id}`, unchecked)

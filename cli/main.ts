@@ -15,6 +15,12 @@ export function run (argv: string[], io: Io): Promise<number> {
 
 /** The process entry: runs, prints a CliError's message, and sets the exit status. */
 export async function main (argv: string[] = process.argv.slice(2)): Promise<void> {
+  // `vulnscan report … | head`: the reader is gone, so nothing more can be said to it. Ending quietly is what a
+  // pipeline expects (an unhandled EPIPE used to end the CLI with a stack trace).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw err
+  })
   const io: Io = {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -4,7 +4,7 @@ import { CLI_FINDING_SORT } from '../../lib/vocabulary'
 import { api, print, printJson, usage } from '../context'
 import { uncheckedByScan } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
-import { findingsTable, portsTable, severityCounts } from '../output'
+import { findingsLine, findingsTable, portsTable } from '../output'
 import type { CommandModule } from '../command'
 
 const host: CommandModule = (program, kit) => {
@@ -29,7 +29,7 @@ const host: CommandModule = (program, kit) => {
       print(ctx.io, `${pc.bold(h.address)}${h.hostnames.length > 0 ? ` (${h.hostnames.join(', ')})` : ''}: ${h.up ? pc.green('up') : pc.red('down')}, last seen ${h.lastSeen} by scan ${h.lastScanId}`)
       if (h.tags.length > 0) print(ctx.io, `tags: ${h.tags.join(' ')}`)
       print(ctx.io, portsTable(h))
-      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${page.items.length} of ${page.total} findings: ${severityCounts(page.items)}`)
+      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${findingsLine(page.items, page.total)}`)
     }
     const result = verdict(ctx.io, page.items, gate, ctx.json)
     return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, await uncheckedByScan(ctx, [h.lastScanId]))

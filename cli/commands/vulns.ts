@@ -3,7 +3,7 @@ import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/voc
 import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
 import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
-import { CONFIDENCES, findingsTable, SEVERITIES, severityCounts } from '../output'
+import { CONFIDENCES, findingsLine, findingsTable, SEVERITIES } from '../output'
 import type { CommandModule } from '../command'
 import { checkedTags } from './tags'
 
@@ -64,7 +64,7 @@ const vulns: CommandModule = (program, kit) => {
     } else {
       const shown = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } } }), ctx.baseUrl))
       if (ctx.json) printJson(ctx.io, shown)
-      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${shown.items.length} of ${shown.total} findings: ${severityCounts(shown.items)}`)
+      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${findingsLine(shown.items, shown.total)}`)
       result = verdict(ctx.io, judged, gate, ctx.json)
     }
     if (gate.failOn === undefined || result !== 0) return result
