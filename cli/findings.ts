@@ -64,6 +64,17 @@ export async function lastScansOfHosts (ctx: Context, address: string | undefine
   return ids
 }
 
+/**
+ * The line every list and host view prints when products could not be checked: without it an empty list reads as
+ * "no vulnerabilities" when it means "not looked at".
+ */
+export function uncheckedLine (unchecked: Map<string, string[]>): string | null {
+  const products = [...new Set([...unchecked.values()].flat())].sort()
+  if (products.length === 0) return null
+  return pc.yellow(`Not checked against the vulnerability data: ${products.join(', ')} (the NVD was unreachable, or the local index ` +
+    'is partial and NVD_ON_DEMAND=false). No finding about them means nothing: see vulnscan health, import the data, re-scan.')
+}
+
 /** A finished scan: its summary and findings (or its JSON), then the verdict of --fail-on. */
 export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = false): Promise<number> {
   const { io } = ctx
@@ -78,7 +89,8 @@ export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = fa
   } else {
     const s = scan.summary
     if (s) print(io, `Scan ${scan.id} completed: ${s.hostsUp} host${s.hostsUp === 1 ? '' : 's'} up, ${s.openPorts} open port${s.openPorts === 1 ? '' : 's'}.`)
-    if (s && s.uncheckedProducts.length > 0) print(io, pc.yellow(`Not checked against the NVD (unreachable): ${s.uncheckedProducts.join(', ')}`))
+    const line = s !== undefined ? uncheckedLine(new Map([[scan.id, s.uncheckedProducts]])) : null
+    if (line !== null) print(io, line)
     // What the scan matched but does not count: backported fixes and products shown without a version.
     for (const [status, what] of [['fixed_by_distribution', 'fixed by the distribution (backported)'], ['potential', 'potential (product seen without a version)']] as const) {
       const n = (await allFindings(ctx, { status })).items.filter((f) => f.lastScanId === scan.id).length

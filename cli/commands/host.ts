@@ -2,7 +2,7 @@
 import pc from 'picocolors'
 import { CLI_FINDING_SORT } from '../../lib/vocabulary'
 import { api, print, printJson, usage } from '../context'
-import { uncheckedByScan } from '../findings'
+import { uncheckedByScan, uncheckedLine } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { findingsLine, findingsTable, portsTable } from '../output'
 import type { CommandModule } from '../command'
@@ -32,7 +32,10 @@ const host: CommandModule = (program, kit) => {
       print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${findingsLine(page.items, page.total)}`)
     }
     const result = verdict(ctx.io, page.items, gate, ctx.json)
-    return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, await uncheckedByScan(ctx, [h.lastScanId]))
+    const unchecked = await uncheckedByScan(ctx, [h.lastScanId])
+    const line = uncheckedLine(unchecked)
+    if (line !== null && !ctx.json) print(ctx.io, line)
+    return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, unchecked)
   }))
 
   const del = group.command('delete')

@@ -1,7 +1,7 @@
 // `vulnscan vulns`: findings across hosts, filtered, as a table, JSON or the server's CSV; --fail-on judges them all.
 import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
 import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
-import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
+import { allFindings, lastScansOfHosts, uncheckedByScan, uncheckedLine, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { CONFIDENCES, findingsLine, findingsTable, SEVERITIES } from '../output'
 import type { CommandModule } from '../command'
@@ -67,10 +67,13 @@ const vulns: CommandModule = (program, kit) => {
       else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${findingsLine(shown.items, shown.total)}`)
       result = verdict(ctx.io, judged, gate, ctx.json)
     }
+    // What the scans behind the list could not check is said with every list (on stderr, so a CSV stays a CSV), and a
+    // --fail-on gate is no pass while there is any: like scan --fail-on.
+    const unchecked = await uncheckedByScan(ctx, await lastScansOfHosts(ctx, str('host')))
+    const line = uncheckedLine(unchecked)
+    if (line !== null && !ctx.json) ctx.io.stderr.write(`${line}\n`)
     if (gate.failOn === undefined || result !== 0) return result
-    // Like scan --fail-on: a list is no pass while the scans behind it could not check some products.
-    const scans = await lastScansOfHosts(ctx, str('host'))
-    return uncheckedGate(gate, result, str('host') !== undefined ? `the findings of ${str('host')}` : 'the findings', await uncheckedByScan(ctx, scans))
+    return uncheckedGate(gate, result, str('host') !== undefined ? `the findings of ${str('host')}` : 'the findings', unchecked)
   }))
 }
 

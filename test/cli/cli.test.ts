@@ -299,7 +299,7 @@ test('against a live server', async (t) => {
     const gated = await cli(['status', 'cli-unchecked', '--wait', '--fail-on', 'critical'], offlineEnv)
     t.equal(gated.code, 3, 'exit 3, not a pass')
     t.match(gated.stderr, /--fail-on critical cannot pass scan cli-unchecked: 1 product\(s\) could not be checked against the NVD \(redis:redis\)/)
-    t.match(plain.stdout, /Not checked against the NVD \(unreachable\): redis:redis/, 'with a warning')
+    t.match(plain.stdout, /Not checked against the vulnerability data: redis:redis/, 'with a warning')
   })
 
   t.test('scan without --wait prints the id and exits 0', async (t) => {
