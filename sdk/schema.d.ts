@@ -660,6 +660,10 @@ export interface components {
                     error?: string;
                 };
             };
+            /** @description Scan workers alive on the queue (this process's own included); absent when the queue could not say. With none, posted scans stay queued: the API itself is healthy, so the status is not changed by it */
+            workers?: number;
+            /** @description What a user should know although the service answers, e.g. that no worker is running */
+            warnings?: string[];
             /** @description The local NVD index; absent when it could not be read */
             nvd?: {
                 /** @description CVE records in the local index */
