@@ -1,4 +1,5 @@
 // HTTP entry point: `npm start` (the API and a scan worker in one process) or `npm run start:api` (the API only).
+import { startupMessage } from './lib/startup'
 import Fastify from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import app, { serverOptions } from './app'
@@ -26,6 +27,6 @@ async function main (): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`vulnscan failed to start: ${(err as Error).stack ?? String(err)}\n`)
+  process.stderr.write(`vulnscan failed to start: ${startupMessage(err)}\n`)
   process.exit(1)
 })

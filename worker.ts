@@ -1,6 +1,7 @@
 // Worker-only entry point (`npm run start:worker`): runs scan jobs, schedules' due times and webhook deliveries from the
 // shared Redis queues, no HTTP.
 // Start as many as needed, on as many machines, all pointing at the same REDIS_URL.
+import { startupMessage } from './lib/startup'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { loadConfig } from './lib/config'
@@ -47,6 +48,6 @@ async function main (): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`vulnscan worker failed to start: ${(err as Error).stack ?? String(err)}\n`)
+  process.stderr.write(`vulnscan worker failed to start: ${startupMessage(err)}\n`)
   process.exit(1)
 })

@@ -76,19 +76,37 @@ export function paging (opts: { limit?: string, offset?: string }): { limit?: nu
 
 /**
  * A fetch that gives up when the answer's headers take longer than `ms` (a server that accepts and never answers
- * must not hang a CI job); a caller's own signal (Ctrl-C, --timeout) still aborts it.
+ * must not hang a CI job); a caller's own signal (Ctrl-C, --timeout) still aborts it. The request's signal is
+ * followed through a listener that holds this call's controller strongly: a composite `AbortSignal.any(...)` is
+ * held only weakly by its sources and, once collected, never passes an abort on (the command then hung for ever).
  */
 function withDeadline (ms: number): typeof globalThis.fetch {
   return async (input, init) => {
     const request = input instanceof Request && init === undefined ? input : new Request(input as Request, init)
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms)
+    const follow = (): void => { controller.abort(request.signal.reason) }
+    if (request.signal.aborted) follow()
+    else request.signal.addEventListener('abort', follow, { once: true })
     try {
-      return await globalThis.fetch(new Request(request, { signal: AbortSignal.any([controller.signal, request.signal]) }))
+      return await globalThis.fetch(new Request(request, { signal: controller.signal }))
     } finally {
       clearTimeout(timer)
     }
   }
+}
+
+/**
+ * Settles with `promise`, or rejects with the signal's reason as soon as `signal` aborts, whether or not the
+ * operation behind `promise` noticed: the command's own wait never depends on an abort reaching a socket.
+ */
+export function unlessAborted<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => { reject(signal.reason) }
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => { signal.removeEventListener('abort', onAbort) })
+  })
 }
 
 /** The client and settings a command runs with, from the global options and the environment. */

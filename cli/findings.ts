@@ -1,10 +1,11 @@
 // Reading findings for a verdict: every page of a list, a finished scan's own findings, and the products the
 // scans behind a list could not check against the NVD.
 import pc from 'picocolors'
+import { CLI_FINDING_SORT } from '../lib/vocabulary'
 import type { operations } from '../sdk'
 import { api, CliError, EXIT, jsonPage, print, printJson, type Context } from './context'
 import { uncheckedGate, verdict, type Gate } from './gate'
-import { findingsTable, severityCounts, type Finding, type Scan } from './output'
+import { findingsLine, findingsTable, type Finding, type Scan } from './output'
 
 export type FindingQuery = Omit<NonNullable<operations['listFindings']['parameters']['query']>, 'limit' | 'offset' | 'cursor'>
 
@@ -17,7 +18,7 @@ export async function allFindings (ctx: Context, query: FindingQuery, cap = 100_
   let total = 0
   let cursor: string | undefined
   while (items.length < cap) {
-    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, limit: 500, cursor } } }), ctx.baseUrl))
+    const data = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { sort: CLI_FINDING_SORT, ...query, limit: 500, cursor } } }), ctx.baseUrl))
     items.push(...data.items)
     total = data.total
     cursor = data.nextCursor
@@ -63,6 +64,17 @@ export async function lastScansOfHosts (ctx: Context, address: string | undefine
   return ids
 }
 
+/**
+ * The line every list and host view prints when products could not be checked: without it an empty list reads as
+ * "no vulnerabilities" when it means "not looked at".
+ */
+export function uncheckedLine (unchecked: Map<string, string[]>): string | null {
+  const products = [...new Set([...unchecked.values()].flat())].sort()
+  if (products.length === 0) return null
+  return pc.yellow(`Not checked against the vulnerability data: ${products.join(', ')} (the NVD was unreachable, or the local index ` +
+    'is partial and NVD_ON_DEMAND=false). No finding about them means nothing: see vulnscan health, import the data, re-scan.')
+}
+
 /** A finished scan: its summary and findings (or its JSON), then the verdict of --fail-on. */
 export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = false): Promise<number> {
   const { io } = ctx
@@ -77,14 +89,15 @@ export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = fa
   } else {
     const s = scan.summary
     if (s) print(io, `Scan ${scan.id} completed: ${s.hostsUp} host${s.hostsUp === 1 ? '' : 's'} up, ${s.openPorts} open port${s.openPorts === 1 ? '' : 's'}.`)
-    if (s && s.uncheckedProducts.length > 0) print(io, pc.yellow(`Not checked against the NVD (unreachable): ${s.uncheckedProducts.join(', ')}`))
+    const line = s !== undefined ? uncheckedLine(new Map([[scan.id, s.uncheckedProducts]])) : null
+    if (line !== null) print(io, line)
     // What the scan matched but does not count: backported fixes and products shown without a version.
     for (const [status, what] of [['fixed_by_distribution', 'fixed by the distribution (backported)'], ['potential', 'potential (product seen without a version)']] as const) {
       const n = (await allFindings(ctx, { status })).items.filter((f) => f.lastScanId === scan.id).length
       if (n > 0) print(io, pc.dim(`${n} more CVE${n === 1 ? '' : 's'} ${what}, not counted: vulnscan vulns --status ${status}`))
     }
     if (items.length === 0) print(io, 'No findings.')
-    else print(io, `${findingsTable(items, { ids })}\n${items.length} finding${items.length === 1 ? '' : 's'}: ${severityCounts(items)}`)
+    else print(io, `${findingsTable(items, { ids })}\n${findingsLine(items)}`)
   }
   const unchecked = new Map(scan.summary !== undefined && scan.summary.uncheckedProducts.length > 0 ? [[scan.id, scan.summary.uncheckedProducts]] : [])
   return uncheckedGate(gate, verdict(io, items, gate, ctx.json), `scan ${scan.id}`, unchecked)

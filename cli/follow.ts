@@ -2,7 +2,7 @@
 // a line per state change otherwise. Ctrl-C leaves the scan running and says how to follow or cancel it.
 import { SingleBar } from 'cli-progress'
 import { EventSourceParserStream } from 'eventsource-parser/stream'
-import { answerError, CliError, EXIT, networkError, type Context } from './context'
+import { answerError, CliError, EXIT, networkError, unlessAborted, type Context } from './context'
 import type { Scan } from './output'
 import { progressLine, terminalColumns, type ProgressState } from './progress'
 
@@ -35,25 +35,34 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((r
 async function readStream (ctx: Context, id: string, lastEventId: string | undefined, signal: AbortSignal, onScan: (scan: Scan, eventId: string | undefined) => void): Promise<Scan | null> {
   let result
   try {
-    result = await ctx.client.GET('/app/scan/{id}/events', {
+    result = await unlessAborted(ctx.client.GET('/app/scan/{id}/events', {
       params: { path: { id }, ...(lastEventId !== undefined ? { header: { 'last-event-id': lastEventId } } : {}) },
       headers: { accept: 'text/event-stream' },
       parseAs: 'stream',
       signal
-    })
+    }), signal)
   } catch (err) {
     if (signal.aborted) throw err
     throw networkError(err, ctx.baseUrl)
   }
   if (!result.response.ok || result.data === undefined || result.data === null) throw answerError(result.response, result.error)
-  const events = result.data.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())
-  for await (const event of events) {
-    if (event.event !== 'progress' && event.event !== 'end') continue
-    const scan = JSON.parse(event.data) as Scan
-    onScan(scan, event.id)
-    if (event.event === 'end' || TERMINAL.has(scan.status)) return scan
+  const reader = result.data.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader()
+  // Cancelling the reader closes the response body, and with it the connection: held here, not through a signal.
+  const cancel = (): void => { reader.cancel(signal.reason).catch(() => {}) }
+  signal.addEventListener('abort', cancel, { once: true })
+  try {
+    for (;;) {
+      const { done, value: event } = await unlessAborted(reader.read(), signal)
+      if (done) return null
+      if (event.event !== 'progress' && event.event !== 'end') continue
+      const scan = JSON.parse(event.data) as Scan
+      onScan(scan, event.id)
+      if (event.event === 'end' || TERMINAL.has(scan.status)) return scan
+    }
+  } finally {
+    signal.removeEventListener('abort', cancel)
+    if (!signal.aborted) reader.cancel().catch(() => {})
   }
-  return null
 }
 
 /** Polls the scan once a second: only where the server refuses another stream (429, too many open). */
@@ -61,7 +70,7 @@ async function poll (ctx: Context, id: string, signal: AbortSignal, onScan: (sca
   for (;;) {
     let result
     try {
-      result = await ctx.client.GET('/app/scan/{id}', { params: { path: { id } }, signal })
+      result = await unlessAborted(ctx.client.GET('/app/scan/{id}', { params: { path: { id } }, signal }), signal)
     } catch (err) {
       if (signal.aborted) throw err
       throw networkError(err, ctx.baseUrl)

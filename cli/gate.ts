@@ -13,7 +13,7 @@ export interface Gate {
 /** The two options of the gate, for the commands that judge findings. */
 export function gateOptions (): Option[] {
   return [
-    new Option('--fail-on <level>', `exit 1 when a finding (${GATE_STATUSES.join(' or ')}) is at or above ${SEVERITIES.join(' | ')}; findings without a CVSS score, backported fixes and potential findings never trigger it; products the NVD could not check exit 3, never 0`),
+    new Option('--fail-on <level>', `exit 1 when a finding (${GATE_STATUSES.join(' or ')}) is at or above ${SEVERITIES.join(' | ')}, by its severity: an exposure finding without a CVSS score counts in its own (a critical Redis without a password trips --fail-on critical); findings of unknown severity, backported fixes and potential findings never trigger it; products that could not be checked exit 3, never 0`),
     new Option('--min-confidence <level>', `with --fail-on: count only findings of at least this confidence: ${CONFIDENCES.join(' | ')} (default: low, every finding)`)
   ]
 }

@@ -15,13 +15,25 @@ export function run (argv: string[], io: Io): Promise<number> {
 
 /** The process entry: runs, prints a CliError's message, and sets the exit status. */
 export async function main (argv: string[] = process.argv.slice(2)): Promise<void> {
+  // `vulnscan report … | head`: the reader is gone, so nothing more can be said to it. Ending quietly is what a
+  // pipeline expects (an unhandled EPIPE used to end the CLI with a stack trace).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw err
+  })
   const io: Io = {
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     onInterrupt: (handler) => {
-      process.on('SIGINT', handler)
-      return () => { process.off('SIGINT', handler) }
+      // A second Ctrl-C ends the process whatever the first one is still waiting for.
+      let seen = 0
+      const onSigint = (): void => {
+        if (++seen > 1) process.exit(EXIT.INTERRUPTED)
+        handler()
+      }
+      process.on('SIGINT', onSigint)
+      return () => { process.off('SIGINT', onSigint) }
     }
   }
   let code: number
@@ -37,4 +49,7 @@ export async function main (argv: string[] = process.argv.slice(2)): Promise<voi
     }
   }
   process.exitCode = code
+  // The command has said all it had to say: a connection left open by an aborted request (or a server that never
+  // closes one) must not keep the process alive. Unreferenced, so a process with nothing left exits at once.
+  setTimeout(() => process.exit(code), 2000).unref()
 }

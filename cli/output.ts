@@ -1,6 +1,7 @@
 // Tables and colours for the vulnscan CLI. Colour follows picocolors' detection (off when piped, NO_COLOR, FORCE_COLOR).
 import Table from 'cli-table3'
 import pc from 'picocolors'
+import { countFindings, countsText } from '../lib/finding-counts'
 import type { Schemas } from '../sdk'
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const
@@ -190,12 +191,13 @@ export function auditTable (entries: AuditEntry[]): string {
   return t.toString()
 }
 
-/** One line per severity with a count, worst first, e.g. `2 critical, 1 high`. */
-export function severityCounts (findings: Finding[]): string {
-  const counts = new Map<string, number>()
-  for (const f of findings) counts.set(f.severity ?? 'unknown', (counts.get(f.severity ?? 'unknown') ?? 0) + 1)
-  const order = [...SEVERITIES, 'none', 'unknown']
-  return [...counts.entries()].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0])).map(([s, n]) => `${n} ${s}`).join(', ')
+/**
+ * The count line under a findings table, counted as the scan summary and the reports count (lib/finding-counts.ts):
+ * `4 findings: 2 critical, 1 medium, 1 unknown`, then which page of the list this is when it is not all of it.
+ */
+export function findingsLine (findings: Finding[], total = findings.length): string {
+  const line = countsText(countFindings(findings))
+  return total > findings.length ? `${line}; this page lists ${findings.length} of ${total} (--limit, --offset)` : line
 }
 
 export type DataSources = Schemas['DataSources']

@@ -3,6 +3,7 @@
 // (plugins/backends.ts), the worker, every script and the benches start here, so connection options and key
 // prefixes are decided once. Each backend's pieces sit side by side in their seams (store/, queue/, nvd/);
 // another backend is one more opener below and one more line in BACKENDS.
+import { StartupError } from './startup'
 import { Redis, type RedisOptions } from 'ioredis'
 import { Client, Pool, type ClientConfig } from 'pg'
 import type { Config } from './config'
@@ -199,7 +200,12 @@ export async function openResultsDatabase (config: Config, logger: BackendsLogge
     await migrator.connect()
     await migrateResults(migrator, schema, logger.info === undefined ? undefined : { info: (m) => logger.info?.(m) })
   } catch (err) {
-    throw new Error(`Cannot open the results database at ${redactUrl(url, 'DATABASE_URL')}: ${(err as Error).message}`)
+    const code = (err as { code?: string }).code
+    const fix = code === undefined ? undefined : SETUP_FIX[code]
+    const text = `Cannot open the results database at ${redactUrl(url, 'DATABASE_URL')}: ${(err as Error).message}`
+    // A refused login, a missing database or a server not listening is the set-up's to fix: said without a stack.
+    if (fix !== undefined) throw new StartupError(`${text}. ${fix}`)
+    throw new Error(text)
   } finally {
     await migrator.end().catch(() => {})
   }
@@ -213,11 +219,20 @@ export async function openResultsDatabase (config: Config, logger: BackendsLogge
   }
 }
 
+/** What to do about the PostgreSQL (and socket) errors that mean the set-up is wrong, by code. */
+const SETUP_FIX: Record<string, string> = {
+  28000: 'Create the role and a database it owns: createuser --login --pwprompt <role>, then createdb --owner <role> <database> (docs/deployment.md)',
+  '28P01': 'Check the password in DATABASE_URL',
+  '3D000': 'Create the database: createdb --owner <role> <database> (docs/deployment.md)',
+  42501: 'Let the role create a schema in the database (make it the owner, or GRANT CREATE ON DATABASE)',
+  ECONNREFUSED: 'Is PostgreSQL running and listening at that address?'
+}
+
 async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOptions): Promise<Backends> {
   const url = config.REDIS_URL ?? ''
   const wantResults = opts.results !== false
   if (wantResults && (config.DATABASE_URL === undefined || config.DATABASE_URL === '')) {
-    throw new Error('REDIS_URL is set but DATABASE_URL is not: the scaled deployment keeps hosts and findings in PostgreSQL. ' +
+    throw new StartupError('REDIS_URL is set but DATABASE_URL is not: the scaled deployment keeps hosts and findings in PostgreSQL. ' +
       'Set DATABASE_URL (e.g. postgres://vulnscan@db.internal:5432/vulnscan), or unset REDIS_URL for the embedded default.')
   }
   const main = new Redis(url, { ...CONNECTIONS.commands, lazyConnect: true })

@@ -6,6 +6,7 @@ import { Type, Static } from '@sinclair/typebox'
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port' }),
   HOST: Type.String({ default: '127.0.0.1', description: 'Address the HTTP server binds to' }),
+  BEHIND_TLS: Type.Boolean({ default: false, description: 'Clients reach the service over HTTPS only (a TLS-terminating proxy in front): send HSTS and the CSP upgrade-insecure-requests. Off, a browser on another machine would fetch /docs assets over https and get a blank page' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level' }),
   SERVICE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Infrastructure key: full access, admin included' })),
   REDIS_URL: Type.Optional(Type.String({ description: 'Redis URL; unset = embedded in-memory store and queue' })),

@@ -33,9 +33,11 @@ export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution', 'vulnscan']
 export type FindingSource = typeof FINDING_SOURCES[number]
 
 /** Finding list orders; risk is KEV (known ransomware use first), then EPSS, then CVSS. */
-export const FINDING_SORTS = ['cvss', 'risk', 'lastSeen', 'firstSeen'] as const
+export const FINDING_SORTS = ['cvss', 'severity', 'risk', 'lastSeen', 'firstSeen'] as const
 export type FindingSort = typeof FINDING_SORTS[number]
 export const DEFAULT_FINDING_SORT: FindingSort = 'cvss'
+/** The order the CLI and the reports list findings in: the most severe first, exposure findings in their rank. */
+export const CLI_FINDING_SORT: FindingSort = 'severity'
 
 /** What a webhook can be told: a scan ended (one event per terminal state), or a scan found findings not seen before. */
 export const WEBHOOK_EVENTS = ['scan.completed', 'scan.failed', 'scan.cancelled', 'finding.new'] as const

@@ -7,17 +7,28 @@ import createError from '@fastify/error'
 
 const RateLimitedError = createError('VULNSCAN_RATE_LIMITED', 'Rate limit exceeded: at most %s requests per window; retry in %s', 429)
 
-export const HELMET_OPTIONS: FastifyHelmetOptions = {
-  // Swagger UI needs its own inline styles and data: images; everything else stays locked down.
-  contentSecurityPolicy: {
-    directives: {
-      defaultSrc: ["'self'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", 'data:', 'validator.swagger.io'],
-      scriptSrc: ["'self'"]
-    }
+/**
+ * Helmet's options. HSTS and `upgrade-insecure-requests` only when the service is reached over TLS: sent over plain
+ * HTTP to a browser on another machine, they make it fetch every /docs asset over https, which fails (a blank page).
+ */
+export function helmetOptions ({ behindTls }: { behindTls: boolean }): FastifyHelmetOptions {
+  return {
+    // Swagger UI needs its own inline styles and data: images; everything else stays locked down.
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'validator.swagger.io'],
+        scriptSrc: ["'self'"],
+        upgradeInsecureRequests: behindTls ? [] : null
+      }
+    },
+    strictTransportSecurity: behindTls
   }
 }
+
+/** The options of the default, plain-HTTP service. */
+export const HELMET_OPTIONS: FastifyHelmetOptions = helmetOptions({ behindTls: false })
 
 /**
  * The headers @fastify/helmet sets with these options, read once from a throwaway instance. Without CSP
@@ -43,7 +54,7 @@ export async function helmetHeaders (options: FastifyHelmetOptions): Promise<Rec
 }
 
 export default fp(async function securityPlugin (fastify) {
-  const headers = await helmetHeaders(HELMET_OPTIONS)
+  const headers = await helmetHeaders(helmetOptions({ behindTls: fastify.config.BEHIND_TLS }))
   fastify.addHook('onRequest', function securityHeaders (_request, reply, done) {
     reply.headers(headers)
     done()

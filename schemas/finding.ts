@@ -91,7 +91,7 @@ const findingFilterProperties = {
   cveId: Type.Optional(Type.String({ pattern: FINDING_ID_PATTERN, maxLength: 64, description: 'Only findings of this CVE, or of this exposure check (`VULNSCAN-…`)' })),
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
-  sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
+  sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }
 

@@ -16,6 +16,8 @@ export const HealthSchema = Type.Object({
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
   checks: Type.Object({ store: Check, queue: Check }),
+  workers: Type.Optional(Type.Integer({ minimum: 0, description: 'Scan workers alive on the queue (this process\'s own included); absent when the queue could not say. With none, posted scans stay queued: the API itself is healthy, so the status is not changed by it' })),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: 'What a user should know although the service answers, e.g. that no worker is running' })),
   nvd: Type.Optional(Type.Object({
     cves: Type.Integer({ minimum: 0, description: 'CVE records in the local index' }),
     products: Type.Integer({ minimum: 0, description: 'vendor:product pairs with match criteria' }),

@@ -2,6 +2,7 @@
 // Streams FIRST's EPSS scores into the source store; without an argument, from FIRST's current file.
 // Bad rows are counted and the first ones shown; they never stop the import.
 
+import { askedForHelp } from './help'
 import pc from 'picocolors'
 import { DEFAULT_EPSS_URL, importEpss } from '../lib/exploit/epss'
 import type { SourceStore } from '../lib/sources/source-store'
@@ -39,7 +40,9 @@ export async function runEpssImport (argv: string[], store: SourceStore, out: Ou
   }
 }
 
-if (require.main === module) {
+if (require.main === module && askedForHelp(USAGE)) {
+  process.exitCode = 0
+} else if (require.main === module) {
   void (async () => {
     const opened = await openSourceStore()
     process.stderr.write(`source store: ${opened.where}\n`)

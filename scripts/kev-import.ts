@@ -2,6 +2,7 @@
 // Imports CISA's KEV catalog (JSON) into the source store; without an argument, from CISA's feed.
 // A download that the server answers with 304 (unchanged since the last import) changes nothing.
 
+import { askedForHelp } from './help'
 import pc from 'picocolors'
 import { DEFAULT_KEV_URL, importKev } from '../lib/exploit/kev'
 import type { SourceStore } from '../lib/sources/source-store'
@@ -42,7 +43,9 @@ async function countRansomware (store: SourceStore): Promise<number> {
   return n
 }
 
-if (require.main === module) {
+if (require.main === module && askedForHelp(USAGE)) {
+  process.exitCode = 0
+} else if (require.main === module) {
   void (async () => {
     const opened = await openSourceStore()
     process.stderr.write(`source store: ${opened.where}\n`)

@@ -48,7 +48,11 @@ async function main (): Promise<void> {
     options: { label: { type: 'string' }, expires: { type: 'string' }, role: { type: 'string' }, scope: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
   })
   const [command, ...rest] = positionals
-  if (values.help || command === undefined) fail(USAGE, values.help ? 0 : 2)
+  if (values.help === true) {
+    process.stdout.write(`${USAGE}\n`)
+    process.exit(0)
+  }
+  if (command === undefined) fail(USAGE, 2)
   const role = optionRole(values.role)
   const scope = optionScope(values.scope)
   const config = loadConfig()

@@ -15,10 +15,13 @@ async function main (): Promise<number> {
   const args = process.argv.slice(2).filter((a) => a !== '--')
   const complete = args.includes('--complete')
   const files = args.filter((a) => a !== '--complete')
-  if (files.length === 0) {
-    process.stderr.write('usage: npm run nvd:import -- [--complete] <nvdcve-2.0-*.json | .json.gz> [...]\n' +
-      '  --complete   the files are the whole NVD feed set: the index is then authoritative (nothing fetched on demand)\n')
-    return 2
+  // --help asks for this text: it is never a file name (it used to be opened as one).
+  const help = args.includes('--help') || args.includes('-h')
+  if (files.length === 0 || help) {
+    ;(help ? process.stdout : process.stderr).write('usage: npm run nvd:import -- [--complete] <nvdcve-2.0-*.json | .json.gz> [...]\n' +
+      '  --complete   the files are the whole NVD feed set: the index is then authoritative (nothing fetched on demand)\n' +
+      '  A small sample to try it offline: npm run nvd:import -- samples/nvdcve-2.0-sample.json\n')
+    return help ? 0 : 2
   }
   const started = new Date().toISOString()
   const cfg = loadConfig()

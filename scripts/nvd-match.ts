@@ -3,6 +3,7 @@
 // CISA's affected data, the distribution tracker, KEV and EPSS; each CVE with its source, rule, status and
 // confidence. Checks the matcher without a scan.
 
+import { askedForHelp } from './help'
 import { parseArgs } from 'node:util'
 import pino from 'pino'
 import pc from 'picocolors'
@@ -109,7 +110,9 @@ async function main (): Promise<number> {
   }
 }
 
-if (require.main === module) {
+if (require.main === module && askedForHelp(USAGE)) {
+  process.exitCode = 0
+} else if (require.main === module) {
   main().then((code) => { process.exitCode = code }, (err: Error) => {
     process.stderr.write(pc.red(`nvd:match failed: ${err.message}\n`))
     process.exitCode = 1

@@ -678,6 +678,10 @@ export interface components {
                     error?: string;
                 };
             };
+            /** @description Scan workers alive on the queue (this process's own included); absent when the queue could not say. With none, posted scans stay queued: the API itself is healthy, so the status is not changed by it */
+            workers?: number;
+            /** @description What a user should know although the service answers, e.g. that no worker is running */
+            warnings?: string[];
             /** @description The local NVD index; absent when it could not be read */
             nvd?: {
                 /** @description CVE records in the local index */
@@ -4466,8 +4470,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
             };
@@ -4560,8 +4564,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
-                /** @description Sort key; findings without a CVSS score sort below every scored one. risk: KEV (known ransomware use first), then EPSS, then CVSS */
-                sort?: "cvss" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
                 /** @description Only findings on this IP address */

@@ -89,7 +89,8 @@ async function ensureDatabase (url: string): Promise<void> {
 
 /** A results schema name of its own (DATABASE_SCHEMA), like a key prefix. */
 export function uniqueSchema (name: string): string {
-  return `test_${name.replace(/[^a-z0-9]/g, '_')}_${randomBytes(4).toString('hex')}`
+  // The creation time in the name (base 36 ms, after `_t`) lets test/support/sweep.ts drop schemas that a killed file left.
+  return `test_${name.replace(/[^a-z0-9]/g, '_')}_t${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
 }
 
 /** Drop a test's results schema (it may never have been created). */

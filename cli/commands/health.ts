@@ -23,6 +23,7 @@ const health: CommandModule = (program, kit) => {
       const nvd = h.nvd ? `; NVD index: ${h.nvd.cves} CVEs, last sync ${h.nvd.lastSync ?? 'never'}` : ''
       print(ctx.io, `${h.status === 'ok' ? pc.green('ok') : pc.red(h.status)} (version ${h.version}; store ${h.checks.store.backend}: ${h.checks.store.status}; queue ${h.checks.queue.backend}: ${h.checks.queue.status}${nvd})`)
       if (h.dataSources) print(ctx.io, dataSourcesText(h.dataSources))
+      for (const w of h.warnings ?? []) print(ctx.io, pc.yellow(`warning: ${w}`))
     }
     return h.status === 'ok' ? EXIT.OK : EXIT.API
   }, { needsKey: false }))

@@ -1,9 +1,10 @@
 // `vulnscan host <address>`: one host with its ports and findings; `vulnscan host delete <address>` forgets it.
 import pc from 'picocolors'
+import { CLI_FINDING_SORT } from '../../lib/vocabulary'
 import { api, print, printJson, usage } from '../context'
-import { uncheckedByScan } from '../findings'
+import { uncheckedByScan, uncheckedLine } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
-import { findingsTable, portsTable, severityCounts } from '../output'
+import { findingsLine, findingsTable, portsTable } from '../output'
 import type { CommandModule } from '../command'
 
 const host: CommandModule = (program, kit) => {
@@ -21,17 +22,20 @@ const host: CommandModule = (program, kit) => {
   show.action(async (address: string, opts: { failOn?: string, minConfidence?: string, ids?: boolean }) => kit.run(show, async (ctx) => {
     const gate = readGate(opts)
     const { data: h } = await api(ctx.client.GET('/host/{address}', { params: { path: { address } } }), ctx.baseUrl)
-    const { data: page } = await api(ctx.client.GET('/host/{address}/vulnerability', { params: { path: { address }, query: { limit: 500 } } }), ctx.baseUrl)
+    const { data: page } = await api(ctx.client.GET('/host/{address}/vulnerability', { params: { path: { address }, query: { limit: 500, sort: CLI_FINDING_SORT } } }), ctx.baseUrl)
     if (ctx.json) {
       printJson(ctx.io, { host: h, findings: page.items })
     } else {
       print(ctx.io, `${pc.bold(h.address)}${h.hostnames.length > 0 ? ` (${h.hostnames.join(', ')})` : ''}: ${h.up ? pc.green('up') : pc.red('down')}, last seen ${h.lastSeen} by scan ${h.lastScanId}`)
       if (h.tags.length > 0) print(ctx.io, `tags: ${h.tags.join(' ')}`)
       print(ctx.io, portsTable(h))
-      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${page.items.length} of ${page.total} findings: ${severityCounts(page.items)}`)
+      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${findingsLine(page.items, page.total)}`)
     }
     const result = verdict(ctx.io, page.items, gate, ctx.json)
-    return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, await uncheckedByScan(ctx, [h.lastScanId]))
+    const unchecked = await uncheckedByScan(ctx, [h.lastScanId])
+    const line = uncheckedLine(unchecked)
+    if (line !== null && !ctx.json) print(ctx.io, line)
+    return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, unchecked)
   }))
 
   const del = group.command('delete')

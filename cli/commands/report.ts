@@ -13,7 +13,7 @@ const report: CommandModule = (program, kit) => {
     .description('Writes the report of a completed, failed or cancelled scan: html (one self-contained page to read or print), sarif (SARIF 2.1.0 for code-scanning tools), csv (the findings) or json (scan, hosts and findings). A scan still queued or running has no report yet (exit 3).')
     .argument('<scan-id>')
     .option('--format <format>', `${REPORT_FORMATS.join(' | ')} (default: html)`)
-    .option('--output <file>', 'write the report to this file instead of stdout')
+    .option('--output <file>', 'write the report to this file (default: stdout when it is a pipe or file; on a terminal, vulnscan-report-<scan-id>.<format> in the current directory)')
     .option('--tag <tag>', 'only hosts carrying this tag, and their findings')
     .option('--min-severity <level>', `only findings at least this severe: ${[...REPORT_SEVERITIES].reverse().join(' | ')}`)
   kit.hint(cmd, 'report needs one scan id.')
@@ -32,15 +32,17 @@ const report: CommandModule = (program, kit) => {
     const body = result.data as ReadableStream<Uint8Array> | null | undefined
     if (body === null || body === undefined) throw new CliError(`vulnscan answered ${response.status} without a report`, EXIT.API)
     const source = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>)
-    if (opts.output === undefined) {
+    // A terminal would show the HTML's markup (or a screenful of JSON): the report goes to a file it names instead.
+    const output = opts.output ?? (ctx.io.stdout.isTTY === true ? `vulnscan-report-${id.replace(/[^A-Za-z0-9._-]/g, '_')}.${format}` : undefined)
+    if (output === undefined) {
       // stdout stays open for whatever follows; only the report's bytes go to it.
       await pipeline(source, new Writable({ write: (chunk, _enc, done) => { ctx.io.stdout.write(chunk, done) } }))
       return 0
     }
     let bytes = 0
     source.on('data', (chunk: Buffer) => { bytes += chunk.length })
-    await pipeline(source, createWriteStream(opts.output))
-    print(ctx.io, `Wrote the ${format} report of scan ${id} to ${opts.output} (${bytes} bytes).`)
+    await pipeline(source, createWriteStream(output))
+    print(ctx.io, `Wrote the ${format} report of scan ${id} to ${output} (${bytes} bytes).`)
     return 0
   }))
 }

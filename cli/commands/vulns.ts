@@ -1,9 +1,9 @@
 // `vulnscan vulns`: findings across hosts, filtered, as a table, JSON or the server's CSV; --fail-on judges them all.
-import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
+import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
 import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
-import { allFindings, lastScansOfHosts, uncheckedByScan, type FindingQuery } from '../findings'
+import { allFindings, lastScansOfHosts, uncheckedByScan, uncheckedLine, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
-import { CONFIDENCES, findingsTable, SEVERITIES, severityCounts } from '../output'
+import { CONFIDENCES, findingsLine, findingsTable, SEVERITIES } from '../output'
 import type { CommandModule } from '../command'
 import { checkedTags } from './tags'
 
@@ -18,7 +18,7 @@ const vulns: CommandModule = (program, kit) => {
     .option('--status <status>', `only this status: ${FINDING_STATUSES.join(' | ')} (fixed_by_distribution and potential are listed only when asked)`)
     .option('--confidence <level>', `only this confidence: ${CONFIDENCES.join(' | ')}`)
     .option('--cve <id>', 'only findings of this CVE')
-    .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${DEFAULT_FINDING_SORT}); risk: KEV (ransomware use first), then EPSS, then CVSS`)
+    .option('--sort <key>', `${FINDING_SORTS.join(' | ')} (default: ${CLI_FINDING_SORT}: severity, then KEV, EPSS, CVSS); risk: KEV first`)
     .option('--order <dir>', 'asc | desc (default: desc)')
     .option('--host <address>', 'only findings on this host')
     .option('--tag <tag>', 'only findings on hosts carrying this tag')
@@ -31,7 +31,7 @@ const vulns: CommandModule = (program, kit) => {
     const str = (k: string): string | undefined => opts[k] as string | undefined
     const severity = oneOf('severity', str('severity'), [...SEVERITIES, 'none', 'unknown'] as const)
     const status = oneOf('status', str('status'), FINDING_STATUSES)
-    const sort = oneOf('sort', str('sort'), FINDING_SORTS)
+    const sort = oneOf('sort', str('sort'), FINDING_SORTS) ?? CLI_FINDING_SORT
     const order = oneOf('order', str('order'), ['asc', 'desc'] as const)
     const confidence = oneOf('confidence', str('confidence'), CONFIDENCES)
     const minEpss = probability('min-epss', str('minEpss'))
@@ -46,7 +46,7 @@ const vulns: CommandModule = (program, kit) => {
       ...(status ? { status } : {}),
       ...(confidence ? { confidence } : {}),
       ...(str('cve') !== undefined ? { cveId: str('cve') } : {}),
-      ...(sort ? { sort } : {}),
+      sort,
       ...(order ? { order } : {}),
       ...(str('host') !== undefined ? { host: str('host') } : {}),
       ...(str('tag') !== undefined ? { tag: checkedTags([str('tag') as string])[0] } : {})
@@ -64,13 +64,16 @@ const vulns: CommandModule = (program, kit) => {
     } else {
       const shown = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } } }), ctx.baseUrl))
       if (ctx.json) printJson(ctx.io, shown)
-      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${shown.items.length} of ${shown.total} findings: ${severityCounts(shown.items)}`)
+      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${findingsLine(shown.items, shown.total)}`)
       result = verdict(ctx.io, judged, gate, ctx.json)
     }
+    // What the scans behind the list could not check is said with every list (on stderr, so a CSV stays a CSV), and a
+    // --fail-on gate is no pass while there is any: like scan --fail-on.
+    const unchecked = await uncheckedByScan(ctx, await lastScansOfHosts(ctx, str('host')))
+    const line = uncheckedLine(unchecked)
+    if (line !== null && !ctx.json) ctx.io.stderr.write(`${line}\n`)
     if (gate.failOn === undefined || result !== 0) return result
-    // Like scan --fail-on: a list is no pass while the scans behind it could not check some products.
-    const scans = await lastScansOfHosts(ctx, str('host'))
-    return uncheckedGate(gate, result, str('host') !== undefined ? `the findings of ${str('host')}` : 'the findings', await uncheckedByScan(ctx, scans))
+    return uncheckedGate(gate, result, str('host') !== undefined ? `the findings of ${str('host')}` : 'the findings', unchecked)
   }))
 }
 

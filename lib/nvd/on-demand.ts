@@ -8,6 +8,8 @@ import type { CveIndex } from './types'
 
 /** Until when on-demand fetches are not tried after the NVD failed; in the index, so every worker on it shares it. */
 export const META_BACKOFF = 'onDemandBackoffUntil'
+/** Why a product missing from a partial index is not checked while on-demand fetches are off. */
+export const PARTIAL_INDEX = 'not in the local index, which is partial, and NVD_ON_DEMAND=false: import the whole feed set (nvd:import --complete) or turn on-demand fetches on'
 
 export interface ProductRef {
   vendor: string
@@ -85,8 +87,14 @@ export async function ensureProducts (opts: EnsureProductsOptions): Promise<Ensu
   if (todo.length === 0) return result
   let downReason: string | null = null
   try {
-    if (opts.onDemand === false || await index.getMeta(META_AUTHORITATIVE) !== null) {
+    // Only an index filled from the whole feed set (nvd:import --complete, or a full sync) may say that a product it has
+    // never seen has no CVEs. A partial one, with on-demand fetches off, cannot: such a product is not checked.
+    if (await index.getMeta(META_AUTHORITATIVE) !== null) {
       result.absent.push(...todo)
+      return result
+    }
+    if (opts.onDemand === false) {
+      for (const p of todo) result.failed.push({ ...p, error: PARTIAL_INDEX })
       return result
     }
     const until = Date.parse(await index.getMeta(META_BACKOFF) ?? '')

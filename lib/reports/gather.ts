@@ -6,7 +6,7 @@ import type { DataSources } from '../sources/registry'
 import type { FindingRecord, ResultsStore } from '../store/results-types'
 import type { HostRecord, ScanRecord } from '../store/types'
 import type { FindingStatus } from '../vocabulary'
-import { GATE_STATUSES } from '../vocabulary'
+import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
 
 export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html'] as const
@@ -81,11 +81,11 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
 
 /**
  * Every finding the scan observed, as `GET /vulnerability?scanId=` lists them (fixed_by_distribution and
- * potential left out), highest CVSS first, with the report's filters applied.
+ * potential left out), the most severe first (severity, then KEV, EPSS, CVSS), with the report's filters applied.
  */
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
   const { tag, minSeverity } = src.filters
-  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), sort: 'cvss', order: 'desc' })) {
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), sort: CLI_FINDING_SORT, order: 'desc' })) {
     if (atLeast(f.severity, minSeverity)) yield f
   }
 }

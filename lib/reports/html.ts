@@ -2,13 +2,14 @@
 // stylesheet is fetched: the CSS is inline (allowed by its hash in the document's own Content-Security-Policy)
 // and the chart is SVG drawn here. Everything that came from the network (banners, evidence, hostnames,
 // product names) or from users (comments) is escaped.
+import { FindingCounter } from '../finding-counts'
 import { createHash } from 'node:crypto'
 import escapeHtml from 'escape-html'
 import { sourceLines, type DataSources } from '../sources/registry'
 import type { FindingRecord } from '../store/results-types'
 import type { HostRecord } from '../store/types'
 import {
-  dataSourcesOf, emptyCounts, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER, standing,
+  dataSourcesOf, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER,
   type FindingSeverity, type ReportSource, type SeverityCounts
 } from './gather'
 
@@ -120,11 +121,11 @@ function sourcesSection (d: DataSources | null): string {
     '</tbody></table>'
 }
 
-function hostRows (h: HostRecord): string {
+function hostRows (h: HostRecord, standingHere: number): string {
   const names = h.hostnames.length > 0 ? e(h.hostnames.join(', ')) : '<span class="muted">—</span>'
   const open = h.ports.filter((p) => p.state === 'open')
   const head = (span: number): string => `<td rowspan="${span}"><a href="#host-${e(h.address)}">${e(h.address)}</a></td><td rowspan="${span}">${names}</td>` +
-    `<td rowspan="${span}">${h.up ? 'up' : 'down'}</td><td rowspan="${span}" class="num">${h.findingsCount}</td>`
+    `<td rowspan="${span}">${h.up ? 'up' : 'down'}</td><td rowspan="${span}" class="num">${standingHere}</td>`
   if (open.length === 0) return `<tr>${head(1)}<td colspan="3" class="muted">no open ports</td></tr>`
   return open.map((p, i) => `<tr>${i === 0 ? head(open.length) : ''}<td class="num">${p.port}/${e(p.protocol)}</td><td>${e(p.service ?? '')}</td>` +
     `<td>${e([p.product, p.version].filter(Boolean).join(' '))}${p.extraInfo !== undefined ? ` <span class="muted">(${e(p.extraInfo)})</span>` : ''}</td></tr>`).join('')
@@ -156,13 +157,16 @@ export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}
   const meta = reportMeta(src)
   // The summary comes first on the page but counts every finding: read them all, keeping only the most
   // severe `max` (they come highest CVSS first) for the listing.
-  const counts = emptyCounts()
+  const counter = new FindingCounter()
   const byStatus = new Map<string, number>()
   const listed = new Map<string, FindingRecord[]>()
+  // A host's count in the hosts table is this scan's standing findings on it, as the findings below list them (a
+  // host's own findingsCount counts what every scan found there).
+  const perHost = new Map<string, number>()
   let total = 0
   for await (const f of reportFindings(src)) {
     total++
-    if (standing(f.status)) counts[f.severity]++
+    if (counter.add(f)) perHost.set(f.address, (perHost.get(f.address) ?? 0) + 1)
     byStatus.set(f.status, (byStatus.get(f.status) ?? 0) + 1)
     if (total <= max) {
       const list = listed.get(f.address)
@@ -170,7 +174,7 @@ export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}
       else list.push(f)
     }
   }
-  const standingTotal = SEVERITY_ORDER.reduce((n, s) => n + counts[s], 0)
+  const { bySeverity: counts, standing: standingTotal } = counter.result
   const summary = scan.summary
   const facts: Array<[string, string]> = [
     ['Status', `${e(scan.status)}${scan.reason !== undefined ? ` — ${e(scan.reason)}` : ''}`],
@@ -216,7 +220,7 @@ export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}
   let chunk = ''
   for await (const h of reportHosts(src)) {
     order.push(h.address)
-    chunk += hostRows(h)
+    chunk += hostRows(h, perHost.get(h.address) ?? 0)
     if (order.length % 100 === 0) { yield chunk; chunk = '' }
   }
   yield chunk + (order.length === 0 ? '<tr><td colspan="7" class="muted">No hosts in this report.</td></tr>' : '') + '</tbody></table></section>'

@@ -2,7 +2,8 @@
 // piece so that only one host or finding is held at a time.
 import type { FindingRecord } from '../store/results-types'
 import type { HostRecord, ScanRecord } from '../store/types'
-import { dataSourcesOf, emptyCounts, reportFindings, reportHosts, reportMeta, standing, type ReportSource } from './gather'
+import { FindingCounter } from '../finding-counts'
+import { dataSourcesOf, reportFindings, reportHosts, reportMeta, type ReportSource } from './gather'
 
 /**
  * How each record is written. The route passes the serializers compiled from the API's response schemas, so that
@@ -29,14 +30,14 @@ export async function * jsonReport (src: ReportSource, serialize: JsonSerializer
   yield chunk + '],"findings":['
   chunk = ''
   let findings = 0
-  const bySeverity = emptyCounts()
+  const counter = new FindingCounter()
   const byStatus: Record<string, number> = {}
   for await (const f of reportFindings(src)) {
     chunk += (findings++ === 0 ? '' : ',') + serialize.finding(f)
-    if (standing(f.status)) bySeverity[f.severity]++
+    counter.add(f)
     byStatus[f.status] = (byStatus[f.status] ?? 0) + 1
     if (findings % CHUNK === 0) { yield chunk; chunk = '' }
   }
   // The totals are known only once every finding went by, hence last.
-  yield chunk + `],"totals":${JSON.stringify({ hosts, findings, standingBySeverity: bySeverity, byStatus })}}`
+  yield chunk + `],"totals":${JSON.stringify({ hosts, findings, standingBySeverity: counter.result.bySeverity, byStatus })}}`
 }

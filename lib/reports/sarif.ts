@@ -7,6 +7,7 @@
 // scanning and most viewers require and show, with the region at line 1, since a service has no lines) and as a
 // logicalLocations entry `<address>:<port>` (`…/udp` for UDP) of kind `module` (what SARIF viewers that group by
 // logical location show).
+import { FindingCounter } from '../finding-counts'
 import type { FindingRecord } from '../store/results-types'
 import { VERSION } from '../version'
 import { dataSourcesOf, reportFindings, reportMeta, serviceUri, nvdUrl, remediation, standing, type FindingSeverity, type ReportSource } from './gather'
@@ -42,6 +43,20 @@ function shortText (f: FindingRecord): string {
   return text.length > SHORT_MAX ? text.slice(0, SHORT_MAX - 1) + '…' : text
 }
 
+/** GitHub's bands: critical above 9.0, high 7.0–8.9, medium 4.0–6.9, low 0.1–3.9. */
+const SEVERITY_SCORE: Record<string, string> = { critical: '9.5', high: '8.0', medium: '5.5', low: '2.0' }
+
+function securitySeverity (f: FindingRecord): string | null {
+  if (f.cvss !== null) return f.cvss.toFixed(1)
+  return SEVERITY_SCORE[f.severity] ?? null
+}
+
+/** A sentence with exactly one closing period, whatever the text already ends with. */
+function sentence (text: string): string {
+  const t = text.trim()
+  return t === '' ? '' : /[.!?]$/.test(t) ? t : `${t}.`
+}
+
 function ruleOf (f: FindingRecord): Rule {
   const uri = nvdUrl(f.cveId)
   const description = f.description === '' ? `${f.cveId} affects ${f.product}.` : f.description
@@ -60,7 +75,8 @@ function ruleOf (f: FindingRecord): Rule {
     defaultConfiguration: { level: levelOf(f.severity) },
     properties: {
       // GitHub code scanning reads this (a number as a string) to rank alerts as critical, high, medium or low.
-      ...(f.cvss !== null ? { 'security-severity': f.cvss.toFixed(1) } : {}),
+      // A finding without CVSS (an exposure check) gets the middle of its severity's band, so it ranks in its severity.
+      ...(securitySeverity(f) !== null ? { 'security-severity': securitySeverity(f) } : {}),
       tags: ['security', 'vulnerability', ...(f.kev !== null ? ['known-exploited'] : [])],
       severity: f.severity,
       cvss: f.cvss,
@@ -86,7 +102,7 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
     ruleIndex,
     kind: fails ? 'fail' : 'pass',
     level: fails ? levelOf(f.severity) : 'none',
-    message: { text: `${f.cveId} (${f.severity}${f.cvss !== null ? `, CVSS ${f.cvss}` : ''}) on ${where}: ${seen}. ${f.reason}. ${fix}` },
+    message: { text: [`${f.cveId} (${f.severity}${f.cvss !== null ? `, CVSS ${f.cvss}` : ''}) on ${where}: ${sentence(seen)}`, sentence(f.reason), sentence(fix)].filter((x) => x !== '').join(' ') },
     locations: [{
       physicalLocation: { artifactLocation: { uri }, region: { startLine: 1 } },
       logicalLocations: [{ name: where, fullyQualifiedName: uri, kind: 'module' }]
@@ -128,7 +144,9 @@ export async function * sarifReport (src: ReportSource): AsyncGenerator<string> 
   const rules: Rule[] = []
   let n = 0
   let chunk = ''
+  const counter = new FindingCounter()
   for await (const f of reportFindings(src)) {
+    counter.add(f)
     let index = ruleIndex.get(f.cveId)
     if (index === undefined) {
       index = rules.length
@@ -138,11 +156,23 @@ export async function * sarifReport (src: ReportSource): AsyncGenerator<string> 
     chunk += (n++ === 0 ? '' : ',') + JSON.stringify(resultOf(f, index))
     if (n % CHUNK === 0) { yield chunk; chunk = '' }
   }
+  const unchecked = scan.summary?.uncheckedProducts ?? []
+  // What the scan could not check is said where viewers show a run's problems, not only in a property bag.
+  const notifications = [
+    ...(meta.partial !== null ? [{ level: 'warning', message: { text: meta.partial } }] : []),
+    ...(unchecked.length > 0
+      ? [{
+          level: 'warning',
+          descriptor: { id: 'vulnscan/unchecked-products' },
+          message: { text: `${unchecked.length} product${unchecked.length === 1 ? '' : 's'} could not be checked against the vulnerability data (the NVD was unreachable or the index has no record of them): ${unchecked.join(', ')}. No finding about them means nothing.` }
+        }]
+      : [])
+  ]
   const invocation = {
     executionSuccessful: scan.status === 'completed',
     ...(scan.startedAt !== undefined ? { startTimeUtc: scan.startedAt } : {}),
     ...(scan.finishedAt !== undefined ? { endTimeUtc: scan.finishedAt } : {}),
-    ...(meta.partial !== null ? { toolExecutionNotifications: [{ level: 'warning', message: { text: meta.partial } }] } : {})
+    ...(notifications.length > 0 ? { toolExecutionNotifications: notifications } : {})
   }
   const rest = {
     tool: { driver: { name: 'vulnscan', version: VERSION, semanticVersion: VERSION, rules } },
@@ -163,6 +193,8 @@ export async function * sarifReport (src: ReportSource): AsyncGenerator<string> 
         ...(scan.summary !== undefined ? { summary: { hostsUp: scan.summary.hostsUp, hostsDown: scan.summary.hostsDown, openPorts: scan.summary.openPorts, findings: scan.summary.findings, uncheckedProducts: scan.summary.uncheckedProducts } } : {})
       },
       dataSources: dataSourcesOf(scan),
+      // The one count every view shows (lib/finding-counts.ts): standing findings by severity.
+      counts: counter.result,
       report: meta
     }
   }

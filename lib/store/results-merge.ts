@@ -1,12 +1,13 @@
 // The semantics of the results store, shared by both backends: how one host's scan write changes the host
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
+import { FindingCounter } from '../finding-counts'
 import { hash } from 'node:crypto'
 import { addressSortKey } from '../addresses'
 import { withScanTags } from '../tags'
 import type { HostRecord, HostPort } from './types'
 import type { Transport } from '../scanner/types'
-import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding } from './results-types'
+import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding, RecordCounts } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
@@ -192,7 +193,7 @@ export interface MergeResult {
   host: HostRecord
   /** Every finding of the host after the write (changed or not). */
   findings: FindingRecord[]
-  counts: { newFindings: number, fixed: number, reopened: number }
+  counts: RecordCounts
 }
 
 /**
@@ -248,7 +249,9 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
   }
 
   const findings = [...byId.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts }
+  const standing = new FindingCounter()
+  for (const id of seen) standing.add(byId.get(id) as FindingRecord)
+  return { host: mergeHostRecord(existing, write, address, hostTallies(findings)), findings, counts: { ...counts, standing: standing.result.bySeverity } }
 }
 
 /**
@@ -350,7 +353,7 @@ export function severityScore (maxSeverity: string | null): number {
 }
 
 export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
-export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
+export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', severity: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
 
 /**
  * One number that orders findings by risk: KEV with known ransomware use, then KEV, then the others; within
@@ -361,6 +364,14 @@ export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): num
   const epss = f.epss === null || f.epss === undefined ? 0 : 1 + Math.round(f.epss.score * 100_000)
   const cvss = f.cvss === null ? 0 : 1 + Math.round(f.cvss * 10)
   return kev * 1e12 + epss * 1e3 + cvss
+}
+
+/**
+ * One number that orders findings by severity (an exposure finding without CVSS in its rank, not below every CVE),
+ * then within a severity by riskValue (KEV, EPSS, CVSS). riskValue stays below 1e13, and the whole below 2^53.
+ */
+export function severityRiskValue (f: Pick<FindingRecord, 'severity' | 'kev' | 'epss' | 'cvss'>): number {
+  return (1 + (SEVERITY_RANK[f.severity] ?? -1)) * 1e13 + riskValue(f)
 }
 
 /** The sort value of a host; ties are broken by address text, and `desc` is the exact reverse of `asc`. */
@@ -380,6 +391,7 @@ export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQue
     case 'lastSeen': return Date.parse(f.lastSeen)
     case 'firstSeen': return Date.parse(f.firstSeen)
     case 'risk': return riskValue(f)
+    case 'severity': return severityRiskValue(f)
   }
 }
 

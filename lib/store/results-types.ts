@@ -1,4 +1,5 @@
 // Hosts and findings: what scans leave behind. One interface, two backends (Redis and in-memory).
+import type { SeverityTally } from '../finding-counts'
 import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
 import type { HostResult, Transport } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
@@ -224,7 +225,13 @@ export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, ExploitUpd
 export interface ExploitUpdate { kev?: Kev | null, epss: Epss | null }
 
 /** What one host write changed. */
-export interface RecordCounts { newFindings: number, fixed: number, reopened: number }
+export interface RecordCounts {
+  newFindings: number
+  fixed: number
+  reopened: number
+  /** The findings this write observed that stand after it (open or reopened), by severity: lib/finding-counts.ts's count. */
+  standing: SeverityTally
+}
 
 /** A finding list to read whole (an export): the filters and order of FindingQuery, the paging optional. */
 export type FindingExportQuery = Omit<FindingQuery, 'limit' | 'offset'> & { limit?: number, offset?: number }

@@ -70,15 +70,22 @@ export function mergeScanHead (prev: ScanHostHead | null, write: HostScanWrite):
   return out
 }
 
-/** Whether a write speaks for the findings on a port: those it does not name there are no longer the scan's. */
-export function speaksFor (write: HostScanWrite): (port: number, protocol?: string) => boolean {
+/**
+ * Whether a write speaks for a finding on a port: those it does not name there are no longer the scan's. A port it
+ * covered speaks for every finding there; a port it only settles speaks for the kind it settles: CVE findings
+ * (settledPorts) or exposure-check findings (settledChecks). The re-match of a product the NVD could not supply
+ * settles CVE findings alone, and must leave the scan's exposure findings on those ports in the scan.
+ */
+export function speaksFor (write: HostScanWrite): (port: number, protocol: string | undefined, check: boolean) => boolean {
   const scanned = portSet(portRanges(write.scannedPorts))
   const settled = portSet(portRanges(write.settledPorts))
   const scannedUdp = portSet(portRanges(write.scannedUdpPorts ?? []))
   const settledUdp = portSet(portRanges(write.settledUdpPorts ?? []))
-  return (port, protocol) => protocol === 'udp'
-    ? scannedUdp.has(port) || settledUdp.has(port)
-    : scanned.has(port) || settled.has(port)
+  const checks = new Set(write.settledChecks ?? [])
+  const checksUdp = new Set(write.settledUdpChecks ?? [])
+  return (port, protocol, check) => protocol === 'udp'
+    ? scannedUdp.has(port) || (check ? checksUdp.has(port) : settledUdp.has(port))
+    : scanned.has(port) || (check ? checks.has(port) : settled.has(port))
 }
 
 /** Snapshots in address order (IPv4 before IPv6, each by value), as listHosts sorts by address. */

@@ -301,6 +301,9 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       writing = batch
       inFlight = (async () => {
         const counts = await results.recordHosts(batch.map((p) => p.write))
+        // The summary counts what the scan observed as every other view counts it (lib/finding-counts.ts): standing
+        // findings after the write, so that a finding a user accepted before is not counted here and left out elsewhere.
+        for (const c of counts) for (const [s, n] of Object.entries(c.standing)) summary.findings[s as keyof typeof summary.findings] += n
         for (const [i, p] of batch.entries()) {
           if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
         }
@@ -321,7 +324,6 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
-      for (const f of m.findings) if (f.observed === 'open') summary.findings[f.severity]++
       const at = new Date().toISOString()
       // The scan's tags go on the hosts it found up, in the same write as what it found there.
       const tags = host.up && scan.tags !== undefined && scan.tags.length > 0 ? { tags: scan.tags } : {}

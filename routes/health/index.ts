@@ -46,11 +46,17 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       check('sources', async () => { sources = await dataSources(cve, sourceStore) }).catch(() => undefined)
     ])
     const ok = store.status === 'ok' && queue.status === 'ok'
+    // Without a worker the API answers but no scan ever starts: said here, not hidden behind "ok". The status (and so a
+    // load balancer's view of this API process) is left to the store and the queue.
+    const workers = queue.status === 'ok' ? await fastify.scanQueue.workers().catch(() => undefined) : undefined
+    const warnings = workers === 0 ? ['No scan worker is running: posted scans stay queued until one starts (npm run start:worker, or npm start).'] : []
     return reply.code(ok ? 200 : 503).send({
       status: ok ? 'ok' : 'degraded',
       version: VERSION,
       uptimeSeconds: Math.floor(process.uptime()),
       checks: { store, queue },
+      ...(workers !== undefined ? { workers } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
       ...(stats ? { nvd: stats } : {}),
       ...(sources ? { dataSources: sources } : {})
     })

@@ -195,7 +195,7 @@ test('--fail-on on vulns and host does not pass what the NVD could not check', {
       const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
       const scanned = await cli(['scan', daemon, '--ports', '6379', '--wait'], env)
       t.equal(scanned.code, 0, scanned.stderr)
-      t.match(scanned.stdout, /Not checked against the NVD \(unreachable\): redis:redis/)
+      t.match(scanned.stdout, /Not checked against the vulnerability data: redis:redis \(the NVD was unreachable/)
       // The daemon has no password, so the exposure check reports it (critical): a finding any gate fails on.
       // Accepted here, so what is left to judge is the product the NVD could not check.
       const exposed = (await app.results.listFindings({ limit: 10, offset: 0, host: daemon })).items
@@ -216,6 +216,9 @@ test('--fail-on on vulns and host does not pass what the NVD could not check', {
       t.match(host.stderr, `cannot pass host ${daemon}`)
       const plain = await cli(['vulns', '--host', daemon], env)
       t.equal(plain.code, 0, 'without a gate: a list, exit 0')
+      t.match(plain.stderr, /Not checked against the vulnerability data: redis:redis/, 'and the list says what was not checked')
+      const hostView = await cli(['host', daemon], env)
+      t.match(hostView.stdout, /Not checked against the vulnerability data: redis:redis/, 'so does the host view')
     })
   }
 })

@@ -1,4 +1,4 @@
-// The README's SDK example, as the README prints it: it type-checks in this (CommonJS) project and runs
+// The SDK example of docs/cli.md (the README links it), as printed there: it type-checks in this (CommonJS) project and runs
 // against a live server. A top-level await, as the example once had, does not compile here.
 import { test } from 'tap'
 import { execFile } from 'node:child_process'
@@ -11,9 +11,9 @@ import { cleanEnv, listen } from '../support/cli'
 
 const ROOT = join(__dirname, '..', '..')
 
-/** The first ```ts block under the README heading `heading`. */
+/** The first ```ts block under the heading `heading` of docs/cli.md (moved there from the README). */
 function snippet (heading: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const readme = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8')
   const section = readme.slice(readme.indexOf(`\n${heading}\n`))
   const m = /```ts\n([\s\S]*?)```/.exec(section)
   if (m === null) throw new Error(`no ts block under ${heading}`)

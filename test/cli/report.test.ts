@@ -5,7 +5,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { backends, build, SERVICE_KEY } from '../helper'
-import { cli, listen } from '../support/cli'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { BIN, cleanEnv, cli, cliInPty, hasScript, listen } from '../support/cli'
 import { seedScan, threeHosts } from '../support/report-scans'
 import { CSV_COLUMNS } from '../../lib/findings-csv'
 
@@ -72,3 +74,32 @@ for (const backend of ['memory', 'redis'] as const) {
     t.match(running.stderr, /409: Scan 'cli-running' is running: its report is ready once it ends/)
   })
 }
+
+test('report into a closed pipe and onto a terminal', async (t) => {
+  const { app } = await build(t, 'memory')
+  const { url } = await listen(app)
+  const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
+  await seedScan(app, { id: 'cli-pipe', at: T0, hosts: threeHosts() })
+
+  t.test('| head: the reader went away, no stack trace', async (t) => {
+    // Our end of the pipe is closed before the CLI writes: its first write meets EPIPE, as behind `| head -1`.
+    const child = spawn(process.execPath, [BIN, 'report', 'cli-pipe'], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.destroy()
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    t.equal(stderr, '', 'nothing on stderr')
+    t.equal(code, 0, 'exit 0, as a pipeline expects')
+  })
+
+  t.test('on a terminal the HTML goes to a file it names', { skip: hasScript() ? false : 'util-linux script is not installed' }, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'vulnscan-cli-tty-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const run = cliInPty(['report', 'cli-pipe'], env, 80, [], dir)
+    t.teardown(run.kill)
+    t.equal(await run.done, 0, run.output())
+    t.notMatch(run.output(), /<!DOCTYPE html>/, 'no markup on the terminal')
+    t.match(run.output(), /Wrote the html report of scan cli-pipe to vulnscan-report-cli-pipe\.html \(\d+ bytes\)/)
+    t.ok(existsSync(join(dir, 'vulnscan-report-cli-pipe.html')))
+  })
+})

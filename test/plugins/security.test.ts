@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import Fastify from 'fastify'
 import helmet from '@fastify/helmet'
-import { HELMET_OPTIONS, helmetHeaders } from '../../plugins/security'
+import { HELMET_OPTIONS, helmetHeaders, helmetOptions } from '../../plugins/security'
 import { build, redisAnswers, SERVICE_KEY, uniquePrefix } from '../helper'
 
 /** What @fastify/helmet itself sets, registered the usual way (per request) with the same options. */
@@ -40,6 +40,20 @@ test('public, authenticated and docs responses carry every helmet header', async
       else t.equal(res.headers[name], ref[name], `${what}: ${name}`)
     }
   }
+})
+
+test('HSTS and upgrade-insecure-requests only behind TLS', async (t) => {
+  const { app: plain } = await build(t)
+  const { app: tls } = await build(t, 'memory', { BEHIND_TLS: true })
+  for (const url of ['/health', '/docs/']) {
+    const a = await plain.inject({ url })
+    t.notOk(a.headers['strict-transport-security'], `${url}: no HSTS over plain HTTP`)
+    t.notMatch(String(a.headers['content-security-policy']), /upgrade-insecure-requests/, `${url}: no upgrade over plain HTTP`)
+    const b = await tls.inject({ url })
+    t.match(b.headers['strict-transport-security'], /max-age=\d+/, `${url}: HSTS behind TLS`)
+    t.match(String(b.headers['content-security-policy']), /upgrade-insecure-requests/, `${url}: upgrade behind TLS`)
+  }
+  t.notOk('strict-transport-security' in await helmetHeaders(helmetOptions({ behindTls: false })))
 })
 
 test('Redis rate limit: exact at the limit, shared by instances, synced without a round trip per request', async (t) => {

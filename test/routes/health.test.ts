@@ -16,6 +16,18 @@ test('GET /health', async (t) => {
       t.same(body.checks.queue, { status: 'ok', backend: backend === 'redis' ? 'bullmq' : 'memory' })
       t.same(body.nvd, { cves: 0, products: 0, lastSync: null }, 'the NVD index size and last sync')
     })
+
+    t.test(`${backend}: says when no worker is alive, and not when one is`, async (t) => {
+      const { app: apiOnly } = await build(t, backend, { WORKER_ENABLED: false })
+      const alone = (await apiOnly.inject({ url: '/health' })).json()
+      t.equal(alone.workers, 0, 'no worker')
+      t.match(alone.warnings, [/No scan worker is running: posted scans stay queued/], 'and says what that means')
+      t.equal(alone.status, 'ok', 'the API itself is healthy: a load balancer keeps it')
+      const { app: both } = await build(t, backend, { WORKER_ENABLED: true })
+      const body = (await both.inject({ url: '/health' })).json()
+      t.ok(body.workers >= 1, `a worker (${String(body.workers)})`)
+      t.notOk('warnings' in body, 'no warning')
+    })
   }
 })
 

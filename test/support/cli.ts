@@ -10,6 +10,8 @@ import { loopbackAddress } from './loopback'
 export const BIN = join(__dirname, '..', '..', 'bin', 'vulnscan.js')
 export const SCRIPT = '/usr/bin/script'
 export const hasScript = (): boolean => existsSync(SCRIPT)
+/** Node options that make a CLI child collect garbage every 20 ms (weakly held objects go at once). */
+export const GC_PRESSURE = ['--expose-gc', '--require', join(__dirname, 'gc-pressure.js')]
 
 export interface Run { code: number, stdout: string, stderr: string }
 
@@ -55,9 +57,9 @@ export interface PtyRun {
  * Runs the CLI on a pseudo-terminal of `columns` columns (set with stty, and in $COLUMNS). `exec` makes the CLI the
  * terminal's foreground process, so Ctrl-C reaches it as it would from a shell.
  */
-export function cliInPty (args: string[], env: Record<string, string | undefined>, columns = 80): PtyRun {
-  const command = `stty cols ${columns} rows 24 && exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`
-  const child = spawn(SCRIPT, ['-qec', command, '/dev/null'], { env: cleanEnv({ COLUMNS: String(columns), ...env }), stdio: ['pipe', 'pipe', 'pipe'] })
+export function cliInPty (args: string[], env: Record<string, string | undefined>, columns = 80, nodeArgs: string[] = [], cwd?: string): PtyRun {
+  const command = `stty cols ${columns} rows 24 && exec ${[process.execPath, ...nodeArgs, BIN, ...args].map(quote).join(' ')}`
+  const child = spawn(SCRIPT, ['-qec', command, '/dev/null'], { env: cleanEnv({ COLUMNS: String(columns), ...env }), stdio: ['pipe', 'pipe', 'pipe'], ...(cwd !== undefined ? { cwd } : {}) })
   let output = ''
   const waiters = new Set<() => void>()
   const onData = (chunk: Buffer): void => {

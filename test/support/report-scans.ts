@@ -29,8 +29,9 @@ export async function seedScan (app: FastifyInstance, opts: { id: string, at: nu
   const record = newScanRecord({ id: opts.id, targets: opts.hosts.map((h) => ({ value: h.address, type: 'single_ip' as const })), options: { template: 'standard' } }, 'service', new Date(opts.at))
   await app.store.createScan(record)
   await app.store.updateScan(opts.id, { status: 'running', startedAt: new Date(opts.at + 1000).toISOString(), hostsTotal: opts.hosts.length })
+  const standing: Array<Record<string, number>> = []
   for (const h of opts.hosts) {
-    await app.results.recordHost(write({ address: h.address, at: opts.at + 2000, scanId: opts.id, hostnames: h.hostnames, up: h.up, services: h.services, findings: h.findings }))
+    standing.push((await app.results.recordHost(write({ address: h.address, at: opts.at + 2000, scanId: opts.id, hostnames: h.hostnames, up: h.up, services: h.services, findings: h.findings }))).standing)
   }
   const summary: ScanSummary = {
     hostsUp: opts.hosts.filter((h) => h.up !== false).length,
@@ -41,7 +42,8 @@ export async function seedScan (app: FastifyInstance, opts: { id: string, at: nu
     excluded: [],
     dataSources: DATA_SOURCES
   }
-  for (const h of opts.hosts) for (const f of h.findings) if (f.observed === 'open') summary.findings[f.severity]++
+  // As the worker counts: the standing findings each write leaves (lib/finding-counts.ts).
+  for (const c of standing) for (const [s, n] of Object.entries(c)) summary.findings[s as keyof ScanSummary['findings']] += n
   if (status !== 'running') {
     await app.store.updateScan(opts.id, { status, finishedAt: new Date(opts.at + 65_000).toISOString(), summary, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) })
   }

@@ -1,7 +1,7 @@
 // The catalogue of vulnscan's own exposure checks: problems the scan sees on the wire that no CVE names (a
 // service that lets anyone in, a weak transport). Each check has a stable id that findings carry where CVE
-// findings carry a CVE id, a severity with the reason for it, and one line of remediation. The README's
-// "Exposure checks" section lists every entry, and test/lib/scanner/checks/catalogue.test.ts holds the two together.
+// findings carry a CVE id, a severity with the reason for it, and one line of remediation. docs/checks.md
+// lists every entry, and test/lib/scanner/checks/catalogue.test.ts holds the two together.
 //
 // Checks marked `reads` log in or read data to prove the exposure: they only ever read (a list of names, a
 // server's statistics) and never write, and a template with `checks: false` runs none of them.

@@ -7,7 +7,7 @@
 import { FINDING_STATUSES } from '../../vocabulary'
 import type { Kev } from '../../nvd/types'
 import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus } from '../results-types'
-import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK } from '../results-merge'
+import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
 import type { Transport } from '../../scanner/types'
 
 /** Variants kept per key (a CVE whose EPSS moved, a product whose banner differs per host) before the oldest goes. */
@@ -27,6 +27,8 @@ export interface CveData {
   readonly epss: Epss | null
   readonly description: string
   readonly risk: number
+  /** severityRiskValue: severity, then risk. */
+  readonly sevRisk: number
   /** kev and epss as JSON, to compare with new data. */
   readonly kevKey: string
   readonly epssKey: string
@@ -211,7 +213,7 @@ function statusCode (s: string): number {
   return STATUS_CODE.get(s) ?? NO_CODE
 }
 
-export type FindingSortKey = 'cvss' | 'lastSeen' | 'firstSeen' | 'risk'
+export type FindingSortKey = 'cvss' | 'lastSeen' | 'firstSeen' | 'risk' | 'severity'
 
 /** The compact findings: shared data, findings by slot, and the columns filters and orders read. */
 export class FindingTable {
@@ -247,6 +249,7 @@ export class FindingTable {
   lastSeen = new Float64Array(0)
   firstSeen = new Float64Array(0)
   risk = new Float64Array(0)
+  sevRisk = new Float64Array(0)
 
   private grow (): void {
     const capacity = Math.max(16_384, this.capacity * 2)
@@ -269,6 +272,7 @@ export class FindingTable {
     this.lastSeen = grown(this.lastSeen, Float64Array)
     this.firstSeen = grown(this.firstSeen, Float64Array)
     this.risk = grown(this.risk, Float64Array)
+    this.sevRisk = grown(this.sevRisk, Float64Array)
     this.capacity = capacity
   }
 
@@ -362,6 +366,7 @@ export class FindingTable {
       case 'lastSeen': return lastMs
       case 'firstSeen': return firstMs
       case 'risk': return f.detail.cve.risk
+      case 'severity': return f.detail.cve.sevRisk
     }
   }
 
@@ -371,6 +376,7 @@ export class FindingTable {
       case 'lastSeen': return this.lastSeen
       case 'firstSeen': return this.firstSeen
       case 'risk': return this.risk
+      case 'severity': return this.sevRisk
     }
   }
 
@@ -393,6 +399,7 @@ export class FindingTable {
     this.lastSeen[s] = lastMs
     this.firstSeen[s] = firstMs
     this.risk[s] = c.risk
+    this.sevRisk[s] = c.sevRisk
   }
 
   isHidden (slot: number): boolean {
@@ -418,7 +425,7 @@ export class FindingTable {
       }
     }
     return this.cves.add(cveId, Object.freeze({
-      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), kevKey, epssKey: json(epss)
+      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), sevRisk: severityRiskValue({ severity, kev, epss, cvss }), kevKey, epssKey: json(epss)
     }))
   }
 

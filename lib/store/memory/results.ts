@@ -4,13 +4,14 @@
 // write throws an order away. Findings are compact (finding-table.ts): the lists hold slot numbers, the other
 // filters are one pass over typed arrays, and a FindingRecord is built only for what is handed out. Host
 // records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
+import { FindingCounter } from '../../finding-counts'
 import type { HostPort, HostRecord, Page } from '../types'
 import type {
   ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord, ScanPort
 } from '../results-types'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
-  isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags
+  isCheckFinding, isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags
 } from '../results-merge'
 import { editedTags } from '../../tags'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -314,7 +315,9 @@ export class MemoryResultsStore implements ResultsStore {
     entry.slots = slots
     this.recordScanHost(address, write, observed)
     this.revision++
-    return counts
+    const standing = new FindingCounter()
+    for (const s of observed) standing.add({ severity: t.entries[s]!.detail.cve.severity, status: t.entries[s]!.status })
+    return { ...counts, standing: standing.result.bySeverity }
   }
 
   private readonly texts = new Map<string, string>()
@@ -350,7 +353,7 @@ export class MemoryResultsStore implements ResultsStore {
     if (prev !== undefined && prev.slots.length > 0) {
       const speaks = speaksFor(write)
       const entries = this.table.entries
-      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port, entries[s]!.detail.product.protocol)), ...observed])]
+      slots = [...new Set([...Array.from(prev.slots).filter((s) => !speaks(entries[s]!.port, entries[s]!.detail.product.protocol, isCheckFinding(entries[s]!.detail.rule))), ...observed])]
     }
     slots.sort((a, b) => this.table.compareIds(a, b))
     hosts.set(address, { head: Object.freeze(head), slots: slots.length === 0 ? NO_SLOTS : Uint32Array.from(slots) })

@@ -13,7 +13,7 @@ import type {
 } from '../results-types'
 import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
-  decide, FINDING_SORT_DEFAULT_ORDER, findingId, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
+  decide, FINDING_SORT_DEFAULT_ORDER, findingId, isCheckFinding, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
   hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit, withHostTags
 } from '../results-merge'
 import { normalizeAddress, sortAddresses } from '../../addresses'
@@ -43,7 +43,7 @@ const MAX_ATTEMPTS = 20
 const HOST_SORT_COLUMN = { lastSeen: 'last_seen_ms', address: 'addr_key', findings: 'findings_count', severity: 'severity_score' } as const
 /** Filtered host lists with at most this many matches sort them, rather than walk a sort index for them. */
 const SORT_MATCHES_UP_TO = 10_000
-const FINDING_SORT_COLUMN = { cvss: 'cvss_sort', lastSeen: 'last_seen_ms', firstSeen: 'first_seen_ms', risk: 'risk' } as const
+const FINDING_SORT_COLUMN = { cvss: 'cvss_sort', lastSeen: 'last_seen_ms', firstSeen: 'first_seen_ms', risk: 'risk', severity: 'severity_risk' } as const
 
 /** The counted dimensions of a finding: one row of finding_counts. */
 interface CountKey { status: string, severity: string, kev: boolean, confidence: string, cvss_sort: number }
@@ -149,7 +149,7 @@ function hostParams (hosts: readonly HostRecord[]): unknown[] {
 }
 
 function findingParams (findings: readonly FindingRecord[], texts?: readonly string[]): unknown[] {
-  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], []]
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], [], []]
   for (const f of findings) {
     cols[0].push(f.id)
     cols[1].push(f.address)
@@ -164,6 +164,7 @@ function findingParams (findings: readonly FindingRecord[], texts?: readonly str
     cols[10].push(findingSortValue(f, 'firstSeen'))
     cols[11].push(findingSortValue(f, 'lastSeen'))
     cols[12].push(findingSortValue(f, 'risk'))
+    cols[13].push(findingSortValue(f, 'severity'))
   }
   return [...cols, recordLines(findings, texts)]
 }
@@ -182,14 +183,15 @@ ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms =
   services = EXCLUDED.services, products = EXCLUDED.products, tags = EXCLUDED.tags, record = EXCLUDED.record`
 
 const UPSERT_FINDINGS = `
-INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
-SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record::json
+INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record)
+SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record::json
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
-  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], string_to_array($14::text, E'\n'))
-  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, record)
+  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], string_to_array($15::text, E'\n'))
+  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record)
 ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.severity, cvss = EXCLUDED.cvss,
   cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
-  first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, record = EXCLUDED.record`
+  first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, severity_risk = EXCLUDED.severity_risk,
+  record = EXCLUDED.record`
 
 const APPLY_COUNTS = `
 INSERT INTO finding_counts (status, severity, kev, confidence, cvss_sort, n)
@@ -312,14 +314,15 @@ interface ScanHostRow { head: ScanHostHead, text: string, ids: string[], ports: 
 // `ports` holds portKey values: a UDP port negated, so that the integer column tells the transports apart.
 
 /** The scan's snapshot of a host after one more write (scan-hosts.ts's rules), with the findings it observed by id. */
-function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, address: string): ScanHostRow {
+function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, address: string, findings: ReadonlyMap<string, FindingRecord>): ScanHostRow {
   const head = mergeScanHead(prev?.head ?? null, write)
   const byId = new Map<string, number>()
   if (prev !== undefined) {
     const speaks = speaksFor(write)
     prev.ids.forEach((id, i) => {
       const { port, protocol } = fromPortKey(prev.ports[i])
-      if (!speaks(port, protocol)) byId.set(id, prev.ports[i])
+      const f = findings.get(id)
+      if (!speaks(port, protocol, f !== undefined && isCheckFinding(f))) byId.set(id, prev.ports[i])
     })
   }
   for (const nf of write.findings) byId.set(findingId(address, nf.port, nf.cveId, nf.protocol), portKey(nf.port, nf.protocol))
@@ -548,7 +551,8 @@ export class PostgresResultsStore implements ResultsStore {
         byHost.set(address, merged.findings)
         out.push(merged.counts)
         const key = `${write.scanId}\n${address}`
-        scans.set(key, mergeScanRow(scans.get(key), write, address))
+        // A finding's kind (CVE or exposure check) decides which settled ports speak for it: the host's findings say it.
+        scans.set(key, mergeScanRow(scans.get(key), write, address, new Map(merged.findings.map((f) => [f.id, f]))))
       }
 
       const changedHosts = [...hosts.values()].filter((h) => !isDeepStrictEqual(hostsBefore.get(h.address), h))

@@ -199,8 +199,9 @@ test('a failed fetch backs off every caller sharing the index; an authoritative 
   t.teardown(() => off.close())
   const before = nvd.requests.length
   const r = await ensureProducts({ client, index: off, ttlSeconds: 3600, products, onDemand: false })
-  t.same(r.absent, products, 'on-demand off: absent products have no known CVEs')
-  t.same(r.failed, [])
+  t.same(r.absent, [], 'on-demand off and a partial index: a product it never saw is not said to have no CVEs')
+  t.same(r.failed.map((f) => f.vendor), ['eclipse', 'redis'], 'it is not checked')
+  t.match(r.failed[0].error, /partial.*NVD_ON_DEMAND=false/)
   await off.setMeta('authoritativeAsOf', '2026-11-20T00:00:00.000Z')
   const r2 = await ensureProducts({ client, index: off, ttlSeconds: 3600, products })
   t.same(r2.absent, products, 'an authoritative index: the same')

@@ -48,7 +48,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
       const a = '10.0.3.5'
       const tcpF = finding(a, 53, CVE, 'dnsmasq', '2.85')
       const udpF = udp(finding(a, 53, CVE, 'dnsmasq', '2.85'))
-      t.same(await store.recordHost(hostWrite(a, T0, 'both', {
+      t.match(await store.recordHost(hostWrite(a, T0, 'both', {
         host: { address: a, hostnames: [], up: true, ports: [port(53, 'tcp'), port(53, 'udp')], closedCount: 0 },
         scannedPorts: [53],
         scannedUdpPorts: [53],
@@ -68,7 +68,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
       t.equal((await store.getHost(a))!.findingsCount, 2)
 
       // TCP 53 found closed by a TCP-only scan: the TCP finding is fixed, the UDP one stands.
-      t.same(await store.recordHost(hostWrite(a, T0 + H, 'tcp-only', { scannedPorts: [53], settledPorts: [53] })),
+      t.match(await store.recordHost(hostWrite(a, T0 + H, 'tcp-only', { scannedPorts: [53], settledPorts: [53] })),
         { newFindings: 0, fixed: 1, reopened: 0 })
       t.match(await store.getFinding(tcpId), { status: 'fixed', fixedAt: iso(T0 + H) })
       t.match(await store.getFinding(udpId), { status: 'open', fixedAt: null })
@@ -77,7 +77,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
       t.same(host!.ports.map((p) => `${p.port}/${p.protocol}`), ['53/udp'], 'the UDP port kept, the TCP one gone')
 
       // Then a UDP-only scan that finds UDP 53 closed: now the UDP finding is fixed, the TCP one untouched.
-      t.same(await store.recordHost(hostWrite(a, T0 + 2 * H, 'udp-only', { scannedUdpPorts: [53], settledUdpPorts: [53] })),
+      t.match(await store.recordHost(hostWrite(a, T0 + 2 * H, 'udp-only', { scannedUdpPorts: [53], settledUdpPorts: [53] })),
         { newFindings: 0, fixed: 1, reopened: 0 })
       t.match(await store.getFinding(udpId), { status: 'fixed', fixedAt: iso(T0 + 2 * H) })
       t.match(await store.getFinding(tcpId), { status: 'fixed', fixedAt: iso(T0 + H) }, 'the TCP fix keeps its own time')
@@ -100,7 +100,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
       t.match(await store.getFinding(tcpId), { status: 'open' }, 'the TCP finding stands')
       t.match(await store.getFinding(udpId), { status: 'fixed' })
       // Seen again on UDP: the UDP finding reopens, the TCP one is unchanged.
-      t.same(await store.recordHost(hostWrite(a, T0 + 2 * H, 's3', {
+      t.match(await store.recordHost(hostWrite(a, T0 + 2 * H, 's3', {
         host: { address: a, hostnames: [], up: true, ports: [port(53, 'udp')], closedCount: 0 },
         scannedUdpPorts: [53],
         findings: [udp(finding(a, 53, CVE, 'dnsmasq', '2.85'))],
@@ -123,7 +123,7 @@ test('UDP findings kept apart from TCP findings', async (t) => {
         scannedPorts: [11211], scannedUdpPorts: [11211], findings: [check('tcp'), check('udp')], settledChecks: [11211], settledUdpChecks: [11211]
       }))
       // The TCP checks concluded on 11211 and found nothing: only the TCP check finding is fixed.
-      t.same(await store.recordHost(hostWrite(a, T0 + H, 'c2', { scannedPorts: [11211], settledChecks: [11211] })), { newFindings: 0, fixed: 1, reopened: 0 })
+      t.match(await store.recordHost(hostWrite(a, T0 + H, 'c2', { scannedPorts: [11211], settledChecks: [11211] })), { newFindings: 0, fixed: 1, reopened: 0 })
       t.match(await store.getFinding(findingId(a, 11211, 'VULNSCAN-MEMCACHED-NOAUTH')), { status: 'fixed', protocol: 'tcp' })
       t.match(await store.getFinding(findingId(a, 11211, 'VULNSCAN-MEMCACHED-NOAUTH', 'udp')), { status: 'open', protocol: 'udp' })
       // CVE settling on UDP 11211 leaves the UDP check finding alone (checks settle by their own list).

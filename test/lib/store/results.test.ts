@@ -47,7 +47,7 @@ test('results store contract', async (t) => {
         address: a, at: T0, scanId: 's1', hostnames: ['Web.example.test'], services: [SSH, HTTP, { port: 443, service: 'https', state: 'filtered' }],
         findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1', 'medium'), finding(a, 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49')]
       })
-      t.same(await store.recordHost(w), { newFindings: 2, fixed: 0, reopened: 0 })
+      t.match(await store.recordHost(w), { newFindings: 2, fixed: 0, reopened: 0 })
       const host = await store.getHost(a)
       t.match(host, {
         address: a, hostnames: ['web.example.test'], up: true, firstSeen: iso(T0), lastSeen: iso(T0), lastScanId: 's1', rttMs: 0.4,
@@ -75,7 +75,7 @@ test('results store contract', async (t) => {
       const host1 = await store.getHost(a)
       const findings1 = await store.listFindings({ limit: 50, offset: 0 })
       const state1 = db ? await dump(db, schema) : null
-      t.same(await store.recordHost(w), { newFindings: 0, fixed: 0, reopened: 0 }, 'nothing new the second time')
+      t.match(await store.recordHost(w), { newFindings: 0, fixed: 0, reopened: 0 }, 'nothing new the second time')
       t.same(await store.getHost(a), host1)
       t.same(await store.listFindings({ limit: 50, offset: 0 }), findings1)
       t.equal(findings1.total, 2)
@@ -114,21 +114,21 @@ test('results store contract', async (t) => {
       t.match(await store.getHost(a), { findingsCount: 2, maxSeverity: 'critical' })
 
       // Port 6379 re-scanned and settled without its finding; port 22 scanned but its product could not be checked.
-      t.same(await store.recordHost(write({ address: a, at: T0 + H, services: [SSH, REDIS], settledPorts: [6379] })), { newFindings: 0, fixed: 1, reopened: 0 })
+      t.match(await store.recordHost(write({ address: a, at: T0 + H, services: [SSH, REDIS], settledPorts: [6379] })), { newFindings: 0, fixed: 1, reopened: 0 })
       t.match(await store.getFinding(crit.cveId && findingId(a, 6379, crit.cveId)), { status: 'fixed', fixedAt: iso(T0 + H), lastSeen: iso(T0) })
       t.match(await store.getFinding(findingId(a, 22, ssh.cveId)), { status: 'open', lastSeen: iso(T0) }, 'unsettled port: left alone')
       t.match(await store.getHost(a), { findingsCount: 1, maxSeverity: 'high' })
 
-      t.same(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit, ssh] })), { newFindings: 0, fixed: 0, reopened: 1 })
+      t.match(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit, ssh] })), { newFindings: 0, fixed: 0, reopened: 1 })
       t.match(await store.getFinding(findingId(a, 6379, crit.cveId)), { status: 'reopened', lastSeen: iso(T0 + 2 * H), firstSeen: iso(T0), fixedAt: iso(T0 + H) })
       t.match(await store.getHost(a), { findingsCount: 2, maxSeverity: 'critical' })
 
-      t.same(await store.recordHost(write({ address: a, at: T0 + 3 * H, services: [SSH, REDIS] })), { newFindings: 0, fixed: 2, reopened: 0 }, 'a reopened finding can be fixed again')
+      t.match(await store.recordHost(write({ address: a, at: T0 + 3 * H, services: [SSH, REDIS] })), { newFindings: 0, fixed: 2, reopened: 0 }, 'a reopened finding can be fixed again')
       t.match(await store.getHost(a), { findingsCount: 0, maxSeverity: null })
       t.same(await store.hostsForCve('CVE-2022-0543'), [], 'a fixed finding does not make its host affected')
 
       // An older result arriving late (a retried job) does not undo what a newer scan established.
-      t.same(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit] })), { newFindings: 0, fixed: 0, reopened: 0 })
+      t.match(await store.recordHost(write({ address: a, at: T0 + 2 * H, services: [SSH, REDIS], findings: [crit] })), { newFindings: 0, fixed: 0, reopened: 0 })
       t.equal((await store.getFinding(findingId(a, 6379, crit.cveId)))!.status, 'fixed')
       t.equal((await store.getHost(a))!.lastSeen, iso(T0 + 3 * H))
     })
@@ -170,7 +170,7 @@ test('results store contract', async (t) => {
       const backported = { ...finding(a, 22, 'CVE-2023-51385', 'OpenSSH', '9.2p1'), observed: 'fixed_by_distribution' as const, source: 'distribution' as const }
       const guess = { ...finding(a, 21, 'CVE-2015-3306', 'ProFTPD', null, 'low'), observed: 'potential' as const }
       const counts = await store.recordHost(write({ address: a, at: T0, services: [SSH, { port: 21, service: 'ftp', product: 'ProFTPD' }], findings: [open1, backported, guess] }))
-      t.same(counts, { newFindings: 1, fixed: 0, reopened: 0 }, 'only the open finding counts as new')
+      t.match(counts, { newFindings: 1, fixed: 0, reopened: 0 }, 'only the open finding counts as new')
       const idB = findingId(a, 22, backported.cveId)
       const idG = findingId(a, 21, guess.cveId)
       t.match(await store.getFinding(idB), { status: 'fixed_by_distribution', source: 'distribution' })
@@ -231,6 +231,55 @@ test('results store contract', async (t) => {
       t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { kev: null, epss: null }]))), 3, 'data withdrawn is withdrawn from the findings')
       t.same(await order({ minEpss: 0 }), [], 'no EPSS left')
       t.same(await order({ kev: true }), [], 'no KEV left')
+    })
+
+    t.test(`${backend}: sort=severity: severity first (an exposure finding without CVSS in its rank), then KEV, EPSS, CVSS`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.13'
+      const base = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const make = (port: number, cveId: string, severity: 'critical' | 'high' | 'medium' | 'low', cvss: number | null, kev: boolean) => ({
+        ...base, port, cveId, severity, cvss, cvssVersion: cvss === null ? null : '3.1', cvssVector: null,
+        kev: kev ? { dateAdded: '2024-07-01', ransomware: false } : null
+      })
+      const exposure = make(6379, 'VULNSCAN-REDIS-NO-AUTH', 'critical', null, false)
+      const highKev = make(80, 'CVE-2021-41773', 'high', 7.5, true)
+      const highPlain = make(22, 'CVE-2024-6387', 'high', 8.1, false)
+      const medium = make(443, 'CVE-2023-0001', 'medium', 6.5, false)
+      const low = make(8080, 'CVE-2023-0002', 'low', 3.1, false)
+      const services = [6379, 80, 22, 443, 8080].map((port) => ({ port, service: 'x', product: 'OpenSSH', version: '9.2p1' }))
+      await store.recordHost(write({ address: a, at: T0, scanId: 's1', services, findings: [low, exposure, medium, highPlain, highKev] }))
+      const order = async (q: Partial<Parameters<ResultsStore['listFindings']>[0]>): Promise<string[]> =>
+        (await store.listFindings({ limit: 50, offset: 0, ...q })).items.map((f) => f.cveId)
+      const bySeverity = ['VULNSCAN-REDIS-NO-AUTH', 'CVE-2021-41773', 'CVE-2024-6387', 'CVE-2023-0001', 'CVE-2023-0002']
+      t.same(await order({ sort: 'severity' }), bySeverity, 'the critical exposure first, KEV before a higher CVSS within high')
+      t.same(await order({ sort: 'severity', order: 'asc' }), [...bySeverity].reverse())
+      t.same(await order({ sort: 'severity', scanId: 's1' }), bySeverity, 'a scan\'s findings in the same order')
+      t.same(await order({ sort: 'cvss' }), ['CVE-2024-6387', 'CVE-2021-41773', 'CVE-2023-0001', 'CVE-2023-0002', 'VULNSCAN-REDIS-NO-AUTH'], 'cvss: the exposure last')
+      const first = await store.listFindings({ limit: 2, offset: 0, sort: 'severity' })
+      const rest = await store.listFindings({ limit: 50, offset: 2, sort: 'severity' })
+      t.same([...first.items, ...rest.items].map((f) => f.cveId), bySeverity, 'pages follow the order')
+    })
+
+    t.test(`${backend}: the re-match of a pending product keeps the scan's exposure findings on its ports`, async (t) => {
+      const { store } = await open(t, backend)
+      const a = '10.0.0.14'
+      // Scan s1 saw Redis on 6379 without auth (an exposure check) and OpenSSH on 22; the NVD could not supply Redis,
+      // so 6379's CVE findings were left unsettled (settledPorts holds 22 only) and the product pending.
+      const exposure = { ...finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5'), cveId: 'VULNSCAN-REDIS-NO-AUTH', source: 'vulnscan' as const, severity: 'critical' as const, cvss: null, cvssVersion: null, cvssVector: null, kev: null }
+      const ssh = finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
+      const first = write({ address: a, at: T0, scanId: 's1', services: [SSH, REDIS], findings: [exposure, ssh], settledPorts: [22] })
+      await store.recordHost({ ...first, settledChecks: [6379, 22] })
+      const ids = async (scanId: string): Promise<string[]> => (await store.listFindings({ limit: 50, offset: 0, scanId })).items.map((f) => f.cveId).sort()
+      t.same(await ids('s1'), ['CVE-2024-6387', 'VULNSCAN-REDIS-NO-AUTH'])
+      // The worker's re-match once the index has Redis: the host's stored services, under its last scan, CVE findings only.
+      await store.recordHost({
+        scanId: 's1', at: iso(T0), host: first.host, scannedPorts: [], findings: [finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5')],
+        settledPorts: [6379], settledUdpPorts: []
+      })
+      t.same(await ids('s1'), ['CVE-2022-0543', 'CVE-2024-6387', 'VULNSCAN-REDIS-NO-AUTH'], 'the scan still lists its exposure finding, with the re-matched CVE')
+      const row = (await store.scanHosts('s1')).find((h) => h.address === a)
+      t.same(row?.findings.map((f) => f.cveId).sort(), ['CVE-2022-0543', 'CVE-2024-6387', 'VULNSCAN-REDIS-NO-AUTH'], 'and so does its snapshot (what diff reads)')
+      t.match(await store.getFinding(findingId(a, 6379, 'VULNSCAN-REDIS-NO-AUTH')), { status: 'open' })
     })
 
     t.test(`${backend}: deleteHost removes the host, its findings and every index entry`, async (t) => {

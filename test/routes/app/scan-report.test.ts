@@ -52,8 +52,8 @@ for (const backend of ['memory', 'redis'] as const) {
       t.same(body.totals.standingBySeverity, scan.summary?.findings, 'the totals agree with the scan summary')
       t.equal(body.totals.hosts, 3)
       t.equal(body.totals.findings, 4)
-      // The same findings GET /vulnerability lists, field for field.
-      const listed = (await app.inject({ url: '/vulnerability?limit=500', headers: auth })).json<{ items: unknown[] }>().items
+      // The same findings GET /vulnerability lists, field for field, in the reports' order (sort=severity).
+      const listed = (await app.inject({ url: '/vulnerability?limit=500&sort=severity', headers: auth })).json<{ items: unknown[] }>().items
       t.same(body.findings, listed, 'each finding as the API\'s finding records show it')
     })
 
