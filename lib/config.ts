@@ -9,6 +9,7 @@ export const ConfigSchema = Type.Object({
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level' }),
   SERVICE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Infrastructure key: full access, admin included' })),
   REDIS_URL: Type.Optional(Type.String({ description: 'Redis URL; unset = embedded in-memory store and queue' })),
+  REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, description: 'Most milliseconds a Redis command of a request may wait for its answer: a stalled Redis gives a 503, not a hang' }),
   REDIS_PREFIX: Type.String({ default: 'vulnscan', pattern: '^[A-Za-z0-9._-]+$', description: 'Prefix of every Redis key' }),
   QUEUE_PREFIX: Type.String({ default: 'vulnscan-bull', pattern: '^[A-Za-z0-9._-]+$', description: 'BullMQ key prefix' }),
   DATABASE_URL: Type.Optional(Type.String({ description: 'PostgreSQL URL of the results database (hosts and findings); required when REDIS_URL is set' })),

@@ -3,7 +3,13 @@ import { ref } from './common'
 
 const Check = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
-  backend: Type.String({ description: 'redis, memory or bullmq' }),
+  backend: Type.String({ description: 'redis, postgresql, memory or bullmq' }),
+  error: Type.Optional(Type.String({ description: 'Why it is down (never the address of the dependency)' }))
+})
+
+const WorkersCheck = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('down')], { description: 'down when no scan worker takes jobs' }),
+  count: Type.Integer({ minimum: 0, description: 'Processes taking scan jobs now' }),
   error: Type.Optional(Type.String())
 })
 
@@ -43,7 +49,12 @@ export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
-  checks: Type.Object({ store: Check, queue: Check }),
+  checks: Type.Object({
+    store: Check,
+    queue: Check,
+    results: Check,
+    workers: WorkersCheck
+  }),
   nvd: Type.Optional(Type.Object({
     cves: Type.Integer({ minimum: 0, description: 'CVE records in the local index' }),
     products: Type.Integer({ minimum: 0, description: 'vendor:product pairs with match criteria' }),
