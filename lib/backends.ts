@@ -29,7 +29,7 @@ import { SharedRateCounter } from './rate-counter'
 import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
 import { withHostWriteAnnouncements } from './store/host-page-cache'
 import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
-import { guardDependency, OutageLog } from './outage'
+import { guardDependency, isConnectionFailure, OutageLog } from './outage'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
@@ -263,9 +263,17 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
 
   // Key layout: `<REDIS_PREFIX>:<kind>:…` for everything of ours, BullMQ under its own QUEUE_PREFIX.
   const prefix = config.REDIS_PREFIX
-  const queue = guardDependency(new BullQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking')), 'Redis', outages)
-  const scheduler = guardDependency(new BullScheduleTimer(open('queue'), config.QUEUE_PREFIX, () => open('blocking')), 'Redis', outages)
-  const deliveries = guardDependency(new BullDeliveryQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS }), 'Redis', outages)
+  // BullMQ's own errors: a lost connection is the outage already told; anything else is worth a line.
+  const queueErrors = <Q extends { onError: (err: Error) => void }>(q: Q): Q => {
+    q.onError = (err) => {
+      if (isConnectionFailure(err)) outages.down('Redis', err)
+      else logger.warn({ err: { message: err.message } }, 'queue error')
+    }
+    return q
+  }
+  const queue = guardDependency(queueErrors(new BullQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
+  const scheduler = guardDependency(queueErrors(new BullScheduleTimer(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
+  const deliveries = guardDependency(queueErrors(new BullDeliveryQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })), 'Redis', outages)
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)

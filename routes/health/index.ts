@@ -38,7 +38,9 @@ async function check (backend: string, probe: () => Promise<void>): Promise<{ st
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
-    config: { public: true },
+    // Counted like any request, but not refused when the shared count cannot be reached: the health check is what
+    // has to answer during a Redis outage (its 503 is a Health body, not an Error).
+    config: { public: true, rateLimit: { skipOnError: true } },
     schema: {
       operationId: 'getHealth',
       tags: ['health'],

@@ -28,6 +28,11 @@ export class BullQueue implements ScanQueue {
   readonly kind = 'bullmq' as const
   readonly attempts = JOB_ATTEMPTS
   readonly queue: Queue
+  /**
+   * Told of the 'error' events of this queue's BullMQ objects (a lost connection, mostly). Without a listener
+   * BullMQ writes each one to stderr: a line per connection and reconnect attempt during an outage.
+   */
+  onError: (err: Error) => void = () => {}
   private running: Running | null = null
 
   /**
@@ -45,6 +50,7 @@ export class BullQueue implements ScanQueue {
         removeOnFail: { age: 30 * 24 * 3600 }
       }
     })
+    this.queue.on('error', (err) => this.onError(err))
   }
 
   async add<T>(id: string, data: T, priority: number): Promise<void> {
@@ -88,6 +94,8 @@ export class BullQueue implements ScanQueue {
     // Final failures are seen through queue events so that a job failed by the stalled-job checker
     // (its worker died) is handled too.
     const events = new QueueEvents(this.name, { connection: this.openBlocking(), prefix: this.prefix })
+    worker.on('error', (err) => this.onError(err))
+    events.on('error', (err) => this.onError(err))
     const onFinalFailure = opts.onFinalFailure
     if (onFinalFailure !== undefined) {
       events.on('failed', ({ jobId, failedReason }) => {
