@@ -37,6 +37,7 @@ export const ConfigSchema = Type.Object({
   SCAN_HOST_CONCURRENCY: Type.Integer({ default: 1000, minimum: 1, description: 'Connects in flight per host' }),
   SCAN_BATCH_HOSTS: Type.Integer({ default: 16, minimum: 1, description: 'Hosts per queue job when a scan is split' }),
   SCAN_TIMEOUT: Type.Integer({ default: 1800, minimum: 10, description: 'Most seconds one scan job may run' }),
+  SCAN_SWEEP_INTERVAL: Type.Integer({ default: 60, minimum: 1, description: 'Seconds between sweeps, in each worker, for scans left without their job (a queue write lost in an outage): queued again, or ended with their job\'s failure' }),
   WORKER_CONCURRENCY: Type.Integer({ default: 2, minimum: 1, description: 'Scan jobs one worker process runs at once' }),
   WORKER_ENABLED: Type.Boolean({ default: true, description: 'Run a scan worker inside the API process (npm start); npm run start:api turns it off' }),
   QUEUE_LOCK_MS: Type.Integer({ default: 30000, minimum: 1000, description: 'Job lock lifetime: a job whose worker died is taken over by another after about this long' }),

@@ -86,6 +86,9 @@ export class MemoryStore implements Store {
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
+    // A scan that ended keeps the progress it had then (a batch still running does not move it).
+    const scan = this.scans.get(id)
+    if (scan !== undefined && isTerminal(scan.status)) return
     let m = this.batchProgress.get(id)
     if (!m) this.batchProgress.set(id, m = new Map())
     const cur = m.get(batch) ?? { hostsDone: 0, portsDone: 0 }

@@ -11,11 +11,43 @@ import { targetsDigest, targetsKey } from '../../scanner/targets'
 /** Scans of the same targets read at a time while looking for a previous one in some status. */
 const PREVIOUS_PAGE = 50
 
-// Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
-// KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
+// Write a new scan whole, in one step: its request, its state and every index, or nothing (a Redis that died
+// between a SET NX and a later MULTI left a request with no state: queued for ever, invisible to lists and DELETE).
+// A request found without its state (left so by an older version) is made whole here, as queued.
+// KEYS: request, state hash, scans, the status set, the scans of the same targets. ARGV: id, score, request JSON,
+// then state field/value pairs. Returns 1 created, 2 repaired, 0 already there.
+const CREATE_SCAN_LUA = `
+local function index ()
+  for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+end
+if redis.call('SET', KEYS[1], ARGV[3], 'NX') then
+  index()
+  return 1
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  index()
+  return 2
+end
+return 0
+`
+
+// Merge fields into a scan's state hash unless its status is terminal; move it between status sets. A scan whose
+// request exists without its state (see CREATE_SCAN_LUA) is made whole first, as queued, rather than left unseen.
+// KEYS: state hash, status-set prefix, request, scans, the scans of the same targets. ARGV: scan id, score, then
+// field/value pairs.
 const UPDATE_SCAN_LUA = `
 local cur = redis.call('HGET', KEYS[1], 'status')
-if not cur then return -1 end
+if not cur then
+  if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
+  cur = 'queued'
+  redis.call('HSET', KEYS[1], 'status', cur)
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[2] .. cur, ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+end
 if cur == 'completed' or cur == 'failed' or cur == 'cancelled' then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local new = redis.call('HGET', KEYS[1], 'status')
@@ -26,8 +58,11 @@ end
 return 1
 `
 
-// Raise a batch's progress counters, never lower them. KEYS: progress hash. ARGV: batch, hostsDone, portsDone.
+// Raise a batch's progress counters, never lower them; a scan that ended keeps the progress it had then.
+// KEYS: progress hash, state hash. ARGV: batch, hostsDone, portsDone.
 const BATCH_PROGRESS_LUA = `
+local status = redis.call('HGET', KEYS[2], 'status')
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
 local fields = { ARGV[1] .. ':h', ARGV[1] .. ':p' }
 for i, f in ipairs(fields) do
   local v = tonumber(ARGV[i + 1])
@@ -89,8 +124,9 @@ type RedisWithCommands = Redis & {
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
   vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
-  vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
-  vulnscanBatchProgress(key: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
+  vulnscanUpdateScan(stateKey: string, statusPrefix: string, requestKey: string, scansKey: string, targetsKey: string, id: string, score: number, ...fields: string[]): Promise<number>
+  vulnscanCreateScan(requestKey: string, stateKey: string, scansKey: string, statusKey: string, targetsKey: string, id: string, score: number, request: string, ...fields: string[]): Promise<number>
+  vulnscanBatchProgress(key: string, state: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
 
 // The scan request is immutable JSON; what changes lives in a hash so that concurrent workers update
@@ -106,8 +142,9 @@ export class RedisStore implements Store {
   constructor (redis: Redis, private readonly prefix: string) {
     this.channel = scanEventsChannel(prefix)
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
-      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
-      redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
+      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 5, lua: UPDATE_SCAN_LUA })
+      redis.defineCommand('vulnscanCreateScan', { numberOfKeys: 5, lua: CREATE_SCAN_LUA })
+      redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 2, lua: BATCH_PROGRESS_LUA })
       redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
       redis.defineCommand('vulnscanReplaceIf', { numberOfKeys: 1, lua: REPLACE_IF_LUA })
       redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
@@ -138,18 +175,11 @@ export class RedisStore implements Store {
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
     const { status, startedAt, finishedAt, reason, summary, progress, batches, ...request } = scan
-    const ok = await this.redis.set(this.scanKey(scan.id), JSON.stringify(request), 'NX')
-    if (ok === 'OK') {
-      const score = Date.parse(scan.createdAt)
-      await this.redis.multi()
-        .hset(this.scanKey(scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
-        .zadd(this.key('scans'), score, scan.id)
-        .zadd(this.key('scans', 'status', scan.status), score, scan.id)
-        .zadd(this.scansOfTargetsKey(scan.targets), score, scan.id)
-        .exec()
-      this.changed(scan.id)
-      return { created: true, scan }
-    }
+    const state = this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches })
+    const r = await this.redis.vulnscanCreateScan(this.scanKey(scan.id), this.scanKey(scan.id, 'state'), this.key('scans'), this.key('scans', 'status', scan.status),
+      this.scansOfTargetsKey(scan.targets), scan.id, Date.parse(scan.createdAt), JSON.stringify(request), ...Object.entries(state).flat())
+    if (r !== 0) this.changed(scan.id)
+    if (r === 1) return { created: true, scan }
     const existing = await this.getScan(scan.id)
     if (!existing) return this.createScan(scan)
     return { created: false, scan: existing }
@@ -233,9 +263,11 @@ export class RedisStore implements Store {
   async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
     const raw = await this.redis.get(this.scanKey(id))
     if (raw === null) return null
-    const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
+    const request = JSON.parse(raw) as ScanRecord
+    const score = Date.parse(request.createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
-    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), this.scanKey(id), this.key('scans'), this.scansOfTargetsKey(request.targets),
+      id, score, ...fields)
     if (r === 1) this.changed(id)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
@@ -243,7 +275,7 @@ export class RedisStore implements Store {
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
-    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), this.scanKey(id, 'state'), batch, progress.hostsDone, progress.portsDone)
     this.changed(id)
   }
 
