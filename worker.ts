@@ -9,7 +9,7 @@ import { nvdServiceFor } from './lib/nvd/service'
 import { startExploitRefresher } from './lib/exploit/refresh'
 import { createScanRunner, startSweeper, type ScanJobData } from './lib/worker/runner'
 import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
-import { createDeliveryHandler, createNotifier } from './lib/webhooks/events'
+import { createDeliveryHandler, createNotifier, startOutboxRelay } from './lib/webhooks/events'
 import { webhookPolicy } from './lib/webhooks/policy'
 
 async function main (): Promise<void> {
@@ -37,6 +37,7 @@ async function main (): Promise<void> {
   await backends.scheduler.process(createScheduleRunner({ store, queue, timer: backends.scheduler, log }))
   await backends.deliveries.process(createDeliveryHandler({ store, policy: webhookPolicy(config), timeoutMs: config.WEBHOOK_TIMEOUT_MS, log }))
   const stopSweeper = startSweeper(runner, config, log)
+  const stopRelay = startOutboxRelay(notifier, log)
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
@@ -44,6 +45,7 @@ async function main (): Promise<void> {
     else log.info({ signal }, 'worker shutting down')
     refresher.close()
     stopSweeper()
+    stopRelay()
     await backends.close()
   })
 }

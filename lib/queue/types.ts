@@ -96,6 +96,8 @@ export interface DeliveryJobData {
   event: string
   eventId: string
   body: string
+  /** Sent again by POST /admin/webhook/{id}/deliveries/{delivery}/retry. */
+  retry?: boolean
 }
 
 /** Runs one attempt (1-based); throws to have it retried (after a backoff) unless `final`, or a PermanentJobError to stop. */

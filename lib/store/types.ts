@@ -202,6 +202,44 @@ export interface WebhookDelivery {
   willRetry: boolean
 }
 
+/**
+ * An event the webhooks are to be told of, kept until its deliveries are queued (the outbox): a scan that ended
+ * (written by the same step that ends it), or a host write's candidate new findings (written before the write, and
+ * checked against what the write committed when it is relayed).
+ */
+export type OutboxEntry =
+  | { kind: 'scan', scanId: string }
+  | { kind: 'findings', scanId: string, scheduleId?: string, address: string, at: string, findingIds: string[] }
+
+/** The outbox member of an entry: a scan's is fixed, so that the step that ends the scan can write it. */
+export function outboxKey (entry: OutboxEntry): string {
+  return entry.kind === 'scan' ? `scan|${entry.scanId}` : `findings|${JSON.stringify(entry)}`
+}
+
+export function parseOutboxKey (key: string): OutboxEntry | null {
+  const bar = key.indexOf('|')
+  const kind = key.slice(0, bar)
+  if (kind === 'scan') return { kind: 'scan', scanId: key.slice(bar + 1) }
+  if (kind === 'findings') {
+    try { return JSON.parse(key.slice(bar + 1)) as OutboxEntry } catch { return null }
+  }
+  return null
+}
+
+/** A delivery that failed for good, kept with its body so that it can be sent again (same delivery id). */
+export interface FailedDelivery {
+  webhookId: string
+  /** The delivery id (X-Vulnscan-Delivery), which is the event's id. */
+  eventId: string
+  event: string
+  body: string
+  failedAt: string
+  attempts: number
+  /** The receiver's answer to the last attempt; null when none came. */
+  statusCode: number | null
+  error: string
+}
+
 /** How many deliveries each webhook's log keeps, newest first. */
 export const WEBHOOK_DELIVERIES_KEPT = 200
 
@@ -301,7 +339,8 @@ export interface Store {
   listScans(opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>>
   /**
    * Merge a patch into a scan's state unless the scan is already terminal (completed, failed and
-   * cancelled are final). Null for an unknown scan; `applied` false when it was terminal.
+   * cancelled are final). Null for an unknown scan; `applied` false when it was terminal. A patch that ends the
+   * scan adds its `scan` outbox entry in the same step.
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
   /**
@@ -361,6 +400,19 @@ export interface Store {
   appendWebhookDelivery(delivery: WebhookDelivery): Promise<void>
   /** Newest first. */
   listWebhookDeliveries(webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>>
+  /** Keep a delivery that failed for good (replacing an earlier failure of the same event), while the webhook exists. */
+  keepFailedDelivery(failed: FailedDelivery): Promise<void>
+  /** Newest first. */
+  listFailedDeliveries(webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>>
+  getFailedDelivery(webhookId: string, eventId: string): Promise<FailedDelivery | null>
+  /** Forget a failed delivery (it was delivered since). */
+  dropFailedDelivery(webhookId: string, eventId: string): Promise<void>
+
+  /** Keep an event for the webhooks until removeOutbox (scan ends are added by updateScan itself). */
+  addOutbox(entries: OutboxEntry[]): Promise<void>
+  /** Outbox entries kept for at least `olderThanMs`, oldest first, with their keys. */
+  listOutbox(olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]>
+  removeOutbox(keys: string[]): Promise<void>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

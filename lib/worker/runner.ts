@@ -329,10 +329,17 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const batch = pending.splice(0)
       writing = batch
       inFlight = (async () => {
+        // The findings this write may make new go into the webhook outbox first: a crash after the commit and
+        // before their events are queued leaves them there for the relay, rather than lost.
+        const keys = await deps.notifier?.recordFindings(scan, batch.map((p) => ({ address: p.write.host.address, at: p.write.at, candidates: p.findings }))) ?? []
         const counts = await results.recordHosts(batch.map((p) => p.write))
+        const nothingNew: string[] = []
         for (const [i, p] of batch.entries()) {
-          if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
+          const key = keys[i] ?? null
+          if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings, key)
+          else if (key !== null) nothingNew.push(key)
         }
+        if (nothingNew.length > 0) await store.removeOutbox(nothingNew).catch(() => {})
       })()
       inFlight.catch(() => {})
     }

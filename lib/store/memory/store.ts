@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -67,6 +67,7 @@ export class MemoryStore implements Store {
     Object.assign(s, structuredClone(rest))
     if (hostsTotal !== undefined) s.progress.hostsTotal = hostsTotal
     if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
+    if (isTerminal(s.status)) this.outbox.set(outboxKey({ kind: 'scan', scanId: id }), Date.now())
     this.events.changed(id)
     return { applied: true, scan: this.view(s) }
   }
@@ -271,6 +272,7 @@ export class MemoryStore implements Store {
 
   async deleteWebhook (id: string): Promise<boolean> {
     this.deliveries.delete(id)
+    this.failed.delete(id)
     return this.webhooks.delete(id)
   }
 
@@ -285,5 +287,49 @@ export class MemoryStore implements Store {
   async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
     const log = this.deliveries.get(webhookId) ?? []
     return { items: log.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: log.length }
+  }
+
+  private readonly failed = new Map<string, Map<string, FailedDelivery>>()
+  private readonly outbox = new Map<string, number>()
+
+  async keepFailedDelivery (failed: FailedDelivery): Promise<void> {
+    if (!this.webhooks.has(failed.webhookId)) return
+    const m = this.failed.get(failed.webhookId) ?? new Map<string, FailedDelivery>()
+    m.delete(failed.eventId)
+    m.set(failed.eventId, structuredClone(failed))
+    this.failed.set(failed.webhookId, m)
+  }
+
+  async listFailedDeliveries (webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>> {
+    const all = [...(this.failed.get(webhookId)?.values() ?? [])].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: all.length }
+  }
+
+  async getFailedDelivery (webhookId: string, eventId: string): Promise<FailedDelivery | null> {
+    const f = this.failed.get(webhookId)?.get(eventId)
+    return f === undefined ? null : structuredClone(f)
+  }
+
+  async dropFailedDelivery (webhookId: string, eventId: string): Promise<void> {
+    this.failed.get(webhookId)?.delete(eventId)
+  }
+
+  async addOutbox (entries: OutboxEntry[]): Promise<void> {
+    for (const e of entries) this.outbox.set(outboxKey(e), Date.now())
+  }
+
+  async listOutbox (olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]> {
+    const out: { key: string, entry: OutboxEntry }[] = []
+    const before = Date.now() - olderThanMs
+    for (const [key, at] of [...this.outbox].sort((a, b) => a[1] - b[1])) {
+      if (at > before || out.length >= limit) break
+      const entry = parseOutboxKey(key)
+      if (entry !== null) out.push({ key, entry })
+    }
+    return out
+  }
+
+  async removeOutbox (keys: string[]): Promise<void> {
+    for (const k of keys) this.outbox.delete(k)
   }
 }

@@ -1,7 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
@@ -36,8 +36,9 @@ return 0
 
 // Merge fields into a scan's state hash unless its status is terminal; move it between status sets. A scan whose
 // request exists without its state (see CREATE_SCAN_LUA) is made whole first, as queued, rather than left unseen.
-// KEYS: state hash, status-set prefix, request, scans, the scans of the same targets. ARGV: scan id, score, then
-// field/value pairs.
+// A change that ends the scan adds its webhook outbox entry in the same step, so no crash can lose the event.
+// KEYS: state hash, status-set prefix, request, scans, the scans of the same targets, the outbox. ARGV: scan id,
+// score, then field/value pairs.
 const UPDATE_SCAN_LUA = `
 local cur = redis.call('HGET', KEYS[1], 'status')
 if not cur then
@@ -54,6 +55,10 @@ local new = redis.call('HGET', KEYS[1], 'status')
 if new ~= cur then
   redis.call('ZREM', KEYS[2] .. cur, ARGV[1])
   redis.call('ZADD', KEYS[2] .. new, ARGV[2], ARGV[1])
+  if new == 'completed' or new == 'failed' or new == 'cancelled' then
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[6], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'scan|' .. ARGV[1])
+  end
 end
 return 1
 `
@@ -120,11 +125,21 @@ redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 return 1
 `
 
+// Keep a delivery that failed for good while its webhook exists; a failure of the same event replaces the earlier.
+// KEYS: webhook record, its failed hash. ARGV: event id, entry.
+const KEEP_FAILED_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`
+
 type RedisWithCommands = Redis & {
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
   vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
-  vulnscanUpdateScan(stateKey: string, statusPrefix: string, requestKey: string, scansKey: string, targetsKey: string, id: string, score: number, ...fields: string[]): Promise<number>
+  vulnscanKeepFailed(webhook: string, failed: string, eventId: string, entry: string): Promise<number>
+  vulnscanUpdateScan(stateKey: string, statusPrefix: string, requestKey: string, scansKey: string, targetsKey: string, outboxKey: string, id: string, score: number, ...fields: string[]): Promise<number>
   vulnscanCreateScan(requestKey: string, stateKey: string, scansKey: string, statusKey: string, targetsKey: string, id: string, score: number, request: string, ...fields: string[]): Promise<number>
   vulnscanBatchProgress(key: string, state: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
@@ -142,7 +157,8 @@ export class RedisStore implements Store {
   constructor (redis: Redis, private readonly prefix: string) {
     this.channel = scanEventsChannel(prefix)
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
-      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 5, lua: UPDATE_SCAN_LUA })
+      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 6, lua: UPDATE_SCAN_LUA })
+      redis.defineCommand('vulnscanKeepFailed', { numberOfKeys: 2, lua: KEEP_FAILED_LUA })
       redis.defineCommand('vulnscanCreateScan', { numberOfKeys: 5, lua: CREATE_SCAN_LUA })
       redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 2, lua: BATCH_PROGRESS_LUA })
       redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
@@ -267,7 +283,7 @@ export class RedisStore implements Store {
     const score = Date.parse(request.createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
     const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), this.scanKey(id), this.key('scans'), this.scansOfTargetsKey(request.targets),
-      id, score, ...fields)
+      this.key('webhook-outbox'), id, score, ...fields)
     if (r === 1) this.changed(id)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
@@ -513,7 +529,7 @@ export class RedisStore implements Store {
     throw new Error(`schedule '${id}': its last run kept changing while a run was claimed`)
   }
 
-  private webhookKey (id: string, part?: 'deliveries'): string {
+  private webhookKey (id: string, part?: 'deliveries' | 'failed'): string {
     return part === undefined ? this.key('webhook', keySegment(id)) : this.key('webhook', keySegment(id), part)
   }
 
@@ -555,7 +571,7 @@ export class RedisStore implements Store {
   async deleteWebhook (id: string): Promise<boolean> {
     const [[, n]] = await this.redis.multi()
       .del(this.webhookKey(id))
-      .unlink(this.webhookKey(id, 'deliveries'))
+      .unlink(this.webhookKey(id, 'deliveries'), this.webhookKey(id, 'failed'))
       .zrem(this.key('webhooks'), id)
       .exec() as [[null, number], unknown, unknown]
     return n === 1
@@ -572,5 +588,40 @@ export class RedisStore implements Store {
       .lrange(key, opts.offset, opts.offset + opts.limit - 1)
       .exec() as [[null, number], [null, string[]]]
     return { items: raws.map((r) => JSON.parse(r) as WebhookDelivery), total }
+  }
+
+  async keepFailedDelivery (failed: FailedDelivery): Promise<void> {
+    await this.redis.vulnscanKeepFailed(this.webhookKey(failed.webhookId), this.webhookKey(failed.webhookId, 'failed'), failed.eventId, JSON.stringify(failed))
+  }
+
+  async listFailedDeliveries (webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>> {
+    // A hash keeps insertion order while it is small; the newest is sorted first by its time anyway.
+    const all = (await this.redis.hvals(this.webhookKey(webhookId, 'failed'))).map((v) => JSON.parse(v) as FailedDelivery)
+      .sort((a, b) => b.failedAt.localeCompare(a.failedAt))
+    return { items: all.slice(opts.offset, opts.offset + opts.limit), total: all.length }
+  }
+
+  async getFailedDelivery (webhookId: string, eventId: string): Promise<FailedDelivery | null> {
+    const raw = await this.redis.hget(this.webhookKey(webhookId, 'failed'), eventId)
+    return raw === null ? null : JSON.parse(raw) as FailedDelivery
+  }
+
+  async dropFailedDelivery (webhookId: string, eventId: string): Promise<void> {
+    await this.redis.hdel(this.webhookKey(webhookId, 'failed'), eventId)
+  }
+
+  async addOutbox (entries: OutboxEntry[]): Promise<void> {
+    if (entries.length === 0) return
+    const now = Date.now()
+    await this.redis.zadd(this.key('webhook-outbox'), 'NX', ...entries.flatMap((e) => [now, outboxKey(e)]))
+  }
+
+  async listOutbox (olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]> {
+    const keys = await this.redis.zrangebyscore(this.key('webhook-outbox'), '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit)
+    return keys.flatMap((key) => { const entry = parseOutboxKey(key); return entry === null ? [] : [{ key, entry }] })
+  }
+
+  async removeOutbox (keys: string[]): Promise<void> {
+    if (keys.length > 0) await this.redis.zrem(this.key('webhook-outbox'), ...keys)
   }
 }
