@@ -89,7 +89,12 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
       }
     }
     const scanId = scheduledScanId(scheduleId, dueAt)
-    const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId)
+    const missed = current === null ? [] : missedSince(current, dueAt)
+    const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId, missed)
+    if (missed.length > 0 && (claim.outcome === 'run' || claim.outcome === 'skipped')) {
+      log.warn({ scheduleId, dueAt: dueAt.toISOString(), missed: missed.length, first: missed[0].toISOString() },
+        'scheduled runs missed while no worker ran: the first runs late, the later ones are recorded skipped')
+    }
     switch (claim.outcome) {
       case 'gone':
         // Deleted while its timer was armed: the timer goes too.
@@ -113,6 +118,25 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
     await queue.add(scanId, { scanId }, record.priority)
     if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
   }
+}
+
+/** Most due times recorded as missed at once, and most looked at (a per-second schedule down for a day has 86,400). */
+const MISSED_RECORDED = 50
+const MISSED_LOOKED_AT = 1000
+
+/**
+ * The due times after `dueAt` that passed while no worker ran: the timer keeps one job for a schedule, so a due time
+ * taken late means every later one up to now made no job at all. `dueAt` itself runs (late); these are recorded
+ * skipped (no_worker). A due time within a second of now is still to come.
+ */
+export function missedSince (schedule: Pick<ScheduleRecord, 'cron' | 'timezone'>, dueAt: Date, now = new Date()): Date[] {
+  const out: Date[] = []
+  let t = nextRunAfter(schedule.cron, schedule.timezone, dueAt)
+  for (let looked = 0; t !== null && t.getTime() <= now.getTime() - 1000 && looked < MISSED_LOOKED_AT; looked++) {
+    out.push(t)
+    t = nextRunAfter(schedule.cron, schedule.timezone, t)
+  }
+  return out.slice(0, MISSED_RECORDED)
 }
 
 /**

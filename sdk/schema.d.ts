@@ -1460,14 +1460,16 @@ export interface components {
             } | null;
             /** @description Runs that started a scan */
             runs: number;
-            /** @description Runs left out because the previous scan was still queued or running */
+            /** @description Due times left out: the previous scan was still queued or running, or no worker ran then */
             skippedTotal: number;
             /** @description The latest skipped runs, newest first (at most 20) */
             skipped: {
                 /** Format: date-time */
                 dueAt: string;
-                /** @description The scan still in flight then */
-                inFlight: string;
+                /** @description The scan still in flight then (reason in_flight) */
+                inFlight?: string;
+                /** @description `in_flight`: the previous scan was still queued or running. `no_worker`: no worker ran at that time; when one comes back, the first due time it missed runs late, once, and the later ones are recorded skipped with this reason */
+                reason?: "in_flight" | "no_worker";
             }[];
         };
         PageSchedule: {

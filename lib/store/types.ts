@@ -94,11 +94,16 @@ export interface ScheduledScan {
   targetTags?: string[]
 }
 
-/** A run a schedule left out because its previous scan was still in flight. */
+/**
+ * A due time a schedule left out: its previous scan was still in flight (`in_flight`), or no worker ran at that time
+ * (`no_worker`: when a worker comes back, the first due time it missed runs late, once, and the later ones it
+ * missed are recorded so). Entries from before `reason` existed have none and mean `in_flight`.
+ */
 export interface SkippedRun {
   dueAt: string
-  /** The scan still queued or running at that time. */
-  inFlight: string
+  /** The scan still queued or running at that time (in_flight). */
+  inFlight?: string
+  reason?: 'in_flight' | 'no_worker'
 }
 
 export interface ScheduleRecord {
@@ -385,9 +390,11 @@ export interface Store {
   deleteSchedule(id: string): Promise<boolean>
   /**
    * Decide, atomically across processes, what one due time of a schedule does: start `scanId`, or be skipped
-   * because the scan of the last run is still queued or running. Each due time is decided once.
+   * because the scan of the last run is still queued or running. Each due time is decided once. `missed` are later
+   * due times that passed while no worker ran (the timer made no job for them): recorded as skipped (no_worker) in
+   * the same step.
    */
-  claimScheduleRun(id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim>
+  claimScheduleRun(id: string, dueAt: Date, scanId: string, missed?: Date[]): Promise<ScheduleClaim>
 
   createWebhook(webhook: WebhookRecord): Promise<void>
   getWebhook(id: string): Promise<WebhookRecord | null>

@@ -229,7 +229,7 @@ export class MemoryStore implements Store {
     return this.schedules.delete(id)
   }
 
-  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string, missed: Date[] = []): Promise<ScheduleClaim> {
     const s = this.schedules.get(id)
     if (!s) return { outcome: 'gone' }
     if (!s.enabled) return { outcome: 'disabled' }
@@ -237,13 +237,20 @@ export class MemoryStore implements Store {
     if (due <= (this.scheduleSeen.get(id) ?? -1)) {
       return s.lastRun?.scanId === scanId ? { outcome: 'again', schedule: structuredClone(s) } : { outcome: 'stale' }
     }
-    this.scheduleSeen.set(id, due)
+    this.scheduleSeen.set(id, Math.max(due, ...missed.map((m) => m.getTime())))
+    const recordMissed = (): void => {
+      for (const m of missed) s.skipped.unshift({ dueAt: m.toISOString(), reason: 'no_worker' })
+      s.skippedTotal += missed.length
+      s.skipped = s.skipped.slice(0, SKIPPED_RUNS_KEPT)
+    }
     const last = s.lastRun === undefined ? undefined : this.scans.get(s.lastRun.scanId)
     if (last !== undefined && !isTerminal(last.status)) {
       s.skippedTotal++
-      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id, reason: 'in_flight' as const }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      recordMissed()
       return { outcome: 'skipped', schedule: structuredClone(s), inFlight: last.id }
     }
+    recordMissed()
     s.lastRun = { dueAt: dueAt.toISOString(), scanId }
     s.runs++
     return { outcome: 'run', schedule: structuredClone(s) }

@@ -78,7 +78,8 @@ return 1
 `
 
 // Decide one due time of a schedule. KEYS: definition, run-state hash, skipped list, the last run's scan state hash.
-// ARGV: due ms, due ISO, new scan id, the last run's scan id as read before (empty: none), entries kept, skipped entry.
+// ARGV: due ms, due ISO, new scan id, the last run's scan id as read before (empty: none), entries kept, skipped entry,
+// then pairs of a later due time missed while no worker ran (ms, skipped entry), oldest first.
 // The last run is compared with what the caller read: when another process moved it meanwhile, 'retry'.
 const CLAIM_SCHEDULE_LUA = `
 local def = redis.call('GET', KEYS[1])
@@ -93,15 +94,24 @@ if due <= seen then
   return 'stale'
 end
 redis.call('HSET', KEYS[2], 'seen', ARGV[1])
+local function missed ()
+  for i = 7, #ARGV, 2 do
+    redis.call('HINCRBY', KEYS[2], 'skippedTotal', 1)
+    redis.call('LPUSH', KEYS[3], ARGV[i + 1])
+    redis.call('HSET', KEYS[2], 'seen', ARGV[i])
+  end
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+end
 if last ~= '' then
   local status = redis.call('HGET', KEYS[4], 'status')
   if status == 'queued' or status == 'running' then
     redis.call('HINCRBY', KEYS[2], 'skippedTotal', 1)
     redis.call('LPUSH', KEYS[3], ARGV[6])
-    redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+    missed()
     return 'skipped'
   end
 end
+missed()
 redis.call('HSET', KEYS[2], 'lastScanId', ARGV[3], 'lastDue', ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'runs', 1)
 return 'run'
@@ -137,7 +147,7 @@ return 1
 type RedisWithCommands = Redis & {
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
-  vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
+  vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string, ...missed: (string | number)[]): Promise<string>
   vulnscanKeepFailed(webhook: string, failed: string, eventId: string, entry: string): Promise<number>
   vulnscanUpdateScan(stateKey: string, statusPrefix: string, requestKey: string, scansKey: string, targetsKey: string, outboxKey: string, id: string, score: number, ...fields: string[]): Promise<number>
   vulnscanCreateScan(requestKey: string, stateKey: string, scansKey: string, statusKey: string, targetsKey: string, id: string, score: number, request: string, ...fields: string[]): Promise<number>
@@ -513,12 +523,13 @@ export class RedisStore implements Store {
     return n === 1
   }
 
-  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string, missed: Date[] = []): Promise<ScheduleClaim> {
+    const missedArgs = missed.flatMap((m) => [m.getTime(), JSON.stringify({ dueAt: m.toISOString(), reason: 'no_worker' })])
     for (let attempt = 0; attempt < 20; attempt++) {
       const last = await this.redis.hget(this.scheduleKey(id, 'runs'), 'lastScanId') ?? ''
-      const entry = JSON.stringify({ dueAt: dueAt.toISOString(), inFlight: last })
+      const entry = JSON.stringify({ dueAt: dueAt.toISOString(), inFlight: last, reason: 'in_flight' })
       const r = await this.redis.vulnscanClaimSchedule(this.scheduleKey(id), this.scheduleKey(id, 'runs'), this.scheduleKey(id, 'skipped'),
-        last === '' ? this.scanKey('-', 'state') : this.scanKey(last, 'state'), dueAt.getTime(), dueAt.toISOString(), scanId, last, SKIPPED_RUNS_KEPT, entry)
+        last === '' ? this.scanKey('-', 'state') : this.scanKey(last, 'state'), dueAt.getTime(), dueAt.toISOString(), scanId, last, SKIPPED_RUNS_KEPT, entry, ...missedArgs)
       if (r === 'retry') continue
       if (r === 'gone' || r === 'disabled' || r === 'stale') return { outcome: r }
       const schedule = await this.getSchedule(id)
