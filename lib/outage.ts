@@ -165,3 +165,9 @@ export function guardDependency<T extends object> (target: T, dependency: Depend
     }
   })
 }
+
+/** One line for a log about any error: an outage's dependency and reason, or the message without addresses. */
+export function describeError (err: unknown): string {
+  if (isConnectionFailure(err)) return `${outageOf(err) ?? 'a dependency'} unavailable (${outageReason(err)})`
+  return withoutAddresses(err instanceof Error ? err.message : String(err))
+}

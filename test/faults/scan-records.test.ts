@@ -2,7 +2,8 @@
 // (Redis died between two writes) is made whole rather than left queued and unseen, and a scan whose job could not
 // be queued (the 503 after its record was stored) is not left without one.
 import { test } from 'tap'
-import { backends, build, deletePrefix, SERVICE_KEY } from '../helper'
+import { backends, build, deletePrefix, openBackendsIn, SERVICE_KEY } from '../helper'
+import { newScanRecord } from '../../lib/scans'
 import { keySegment } from '../../lib/store/redis/key-segment'
 import { loopbackAddress } from '../support/loopback'
 import { until } from '../support/fault-deployment'
@@ -78,4 +79,23 @@ test('a 503 after the record was stored does not leave the scan without a job: t
     return ['completed', 'failed', 'cancelled'].includes(s.status) ? s : undefined
   }, 60_000)
   t.equal(scan.status, 'completed', 'the sweep gave it its job, and it ran')
+})
+
+test('a failed scan keeps its progress as it stood: a batch still running does not move it', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const b = await openBackendsIn(t, backend)
+      const record = newScanRecord({ id: 'stood', targets: [{ value: '127.0.0.2', type: 'single_ip' }], options: { template: 'discovery', ports: '9' } }, 'service')
+      await b.store.createScan(record)
+      await b.store.updateScan('stood', { status: 'running', hostsTotal: 2, portsTotal: 1000, batches: 2 })
+      await b.store.reportBatchProgress('stood', 0, { hostsDone: 1, portsDone: 400 })
+      await b.store.updateScan('stood', { status: 'failed', reason: 'batch 1: lost', finishedAt: new Date().toISOString() })
+      // The other batch was still scanning when its scan failed; it reports on.
+      await b.store.reportBatchProgress('stood', 1, { hostsDone: 1, portsDone: 599 })
+      const scan = await b.store.getScan('stood')
+      t.equal(scan?.status, 'failed')
+      t.equal(scan?.progress.portsDone, 400, 'the progress it had when it failed')
+      t.equal(scan?.progress.percent, 40)
+    })
+  }
 })
