@@ -124,15 +124,20 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
 const MISSED_RECORDED = 50
 const MISSED_LOOKED_AT = 1000
 
+/** A due time taken this much later than it was due was missed by the workers, not merely delayed by load. */
+const MISSED_AFTER_MS = 60_000
+
 /**
  * The due times after `dueAt` that passed while no worker ran: the timer keeps one job for a schedule, so a due time
  * taken late means every later one up to now made no job at all. `dueAt` itself runs (late); these are recorded
- * skipped (no_worker). A due time within a second of now is still to come.
+ * skipped (no_worker). Only due times more than a minute old count: a busy worker that takes a due time a few
+ * seconds late has missed nothing (the timer's next job is still coming).
  */
 export function missedSince (schedule: Pick<ScheduleRecord, 'cron' | 'timezone'>, dueAt: Date, now = new Date()): Date[] {
   const out: Date[] = []
+  const before = now.getTime() - MISSED_AFTER_MS
   let t = nextRunAfter(schedule.cron, schedule.timezone, dueAt)
-  for (let looked = 0; t !== null && t.getTime() <= now.getTime() - 1000 && looked < MISSED_LOOKED_AT; looked++) {
+  for (let looked = 0; t !== null && t.getTime() <= before && looked < MISSED_LOOKED_AT; looked++) {
     out.push(t)
     t = nextRunAfter(schedule.cron, schedule.timezone, t)
   }

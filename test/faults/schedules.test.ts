@@ -25,7 +25,7 @@ test('due times missed while no worker ran: the first runs late once, the later 
       t.equal(after?.lastRun?.scanId, scheduledScanId(schedule.id, firstMissed))
       t.ok(await b.store.getScan(scheduledScanId(schedule.id, firstMissed)), 'its scan exists')
       const missed = (after?.skipped ?? []).filter((s) => s.reason === 'no_worker')
-      t.ok(missed.length >= 8 && missed.length <= 10, `the later due times up to now are recorded skipped, no worker (${missed.length})`)
+      t.ok(missed.length >= 7 && missed.length <= 9, `the later due times up to a minute ago are recorded skipped, no worker (${missed.length})`)
       t.equal(after?.skippedTotal, missed.length)
       t.ok(missed.every((s) => Date.parse(s.dueAt) > firstMissed.getTime() && Date.parse(s.dueAt) < now), 'each between the late run and now')
       t.equal(new Set(missed.map((s) => s.dueAt)).size, missed.length, 'each once')
