@@ -5,16 +5,30 @@ import { redisServerAvailable, startPrivateRedis } from '../support/redis-server
 test('GET /health', async (t) => {
   for (const backend of await backends()) {
     t.test(`${backend}: answers ok without a key`, async (t) => {
-      const { app } = await build(t, backend)
+      const { app } = await build(t, backend, { WORKER_ENABLED: true })
       const res = await app.inject({ url: '/health' })
       t.equal(res.statusCode, 200)
       const body = res.json()
       t.equal(body.status, 'ok')
+      t.same(body.checks.results, { status: 'ok', backend: backend === 'redis' ? 'postgresql' : 'memory' }, 'the results database answers')
+      t.match(body.checks.workers, { status: 'ok', count: 1 }, 'a worker takes scan jobs (this process)')
       t.match(body.version, /^\d+\.\d+\.\d+/)
       t.type(body.uptimeSeconds, 'number')
       t.same(body.checks.store, { status: 'ok', backend })
       t.same(body.checks.queue, { status: 'ok', backend: backend === 'redis' ? 'bullmq' : 'memory' })
       t.same(body.nvd, { cves: 0, products: 0, lastSync: null }, 'the NVD index size and last sync')
+    })
+  }
+})
+
+test('GET /health says degraded, with a 200, while no worker takes scan jobs', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { app } = await build(t, backend, { WORKER_ENABLED: false })
+      const res = await app.inject({ url: '/health' })
+      t.equal(res.statusCode, 200, 'this instance still serves')
+      t.equal(res.json().status, 'degraded')
+      t.match(res.json().checks.workers, { status: 'down', count: 0, error: /no scan worker/ })
     })
   }
 })
