@@ -7,7 +7,8 @@ import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { Config } from './lib/config'
-import { InvalidApiKeyError } from './lib/errors'
+import { InvalidApiKeyError, QueueUnavailableError, ResultsUnavailableError, StoreUnavailableError } from './lib/errors'
+import { isConnectionFailure, outageOf, outageReason } from './lib/outage'
 import { InvalidAddressError } from './lib/addresses'
 
 export interface AppOptions {
@@ -138,15 +139,13 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   }
 }
 
-/** PostgreSQL's SQLSTATEs for a server that is going away or not there yet: connection exceptions, shutdowns. */
-const DATABASE_OUTAGE = /^(08|57P0[1-4])/
-
-/** A Redis or PostgreSQL connection failure surfacing from a handler: a 503 to retry, not a 500. */
-function isStoreOutage (err: Error): boolean {
-  const code = (err as { code?: unknown }).code
-  return err.name === 'MaxRetriesPerRequestError' ||
-    (typeof code === 'string' && DATABASE_OUTAGE.test(code)) ||
-    /Connection is closed|ECONNREFUSED|Stream isn't writeable|enableOfflineQueue|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(err.message)
+/** The 503 for a Redis or PostgreSQL connection failure surfacing from a handler (a retry, not a 500), or null. */
+function outageError (err: Error): FastifyError | null {
+  if (err instanceof StoreUnavailableError || err instanceof ResultsUnavailableError || err instanceof QueueUnavailableError) return null
+  const dependency = outageOf(err)
+  if (dependency === 'PostgreSQL') return new ResultsUnavailableError()
+  if (dependency === 'Redis' || isConnectionFailure(err)) return new StoreUnavailableError()
+  return null
 }
 
 const FASTIFY_CODES: Record<string, { code: string, status?: number, text?: (err: FastifyError) => string }> = {
@@ -193,9 +192,13 @@ async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
       // The contract: exactly this body, whatever went wrong with the key.
       return reply.code(401).send({ error: 'Invalid API key' })
     }
-    if (isStoreOutage(err)) {
-      request.log.error({ err }, 'store unavailable')
-      return reply.code(503).send({ error: 'Storage is unavailable, try again shortly', code: 'VULNSCAN_STORE_UNAVAILABLE' })
+    const outage = outageError(err)
+    if (outage !== null || err.statusCode === 503) {
+      // The outage itself is logged once per process when it starts and ends (lib/outage.ts); each refused request
+      // only at debug, and never the driver's error object (ioredis's carries a circular list of earlier errors).
+      request.log.debug({ code: (outage ?? err).code, reason: outageReason(err) }, 'dependency unavailable')
+      const e = outage ?? err
+      return reply.code(503).header('retry-after', 5).send({ error: e.message, code: e.code })
     }
     if (err.validation) {
       return reply.code(400).send({ error: err.message, code: 'VULNSCAN_VALIDATION' })

@@ -8,9 +8,9 @@ import { loadConfig } from './lib/config'
 import { backendKind, openBackends } from './lib/backends'
 import { nvdServiceFor } from './lib/nvd/service'
 import { startExploitRefresher } from './lib/exploit/refresh'
-import { createScanRunner, type ScanJobData } from './lib/worker/runner'
+import { createScanRunner, startSweeper, type ScanJobData } from './lib/worker/runner'
 import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
-import { createDeliveryHandler, createNotifier } from './lib/webhooks/events'
+import { createDeliveryHandler, createNotifier, startOutboxRelay } from './lib/webhooks/events'
 import { webhookPolicy } from './lib/webhooks/policy'
 
 async function main (): Promise<void> {
@@ -37,12 +37,16 @@ async function main (): Promise<void> {
   await syncScheduleTimer(store, backends.scheduler)
   await backends.scheduler.process(createScheduleRunner({ store, queue, timer: backends.scheduler, log }))
   await backends.deliveries.process(createDeliveryHandler({ store, policy: webhookPolicy(config), timeoutMs: config.WEBHOOK_TIMEOUT_MS, log }))
+  const stopSweeper = startSweeper(runner, config, log)
+  const stopRelay = startOutboxRelay(notifier, log)
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
     if (err) log.error({ err }, 'worker shutting down after an error')
     else log.info({ signal }, 'worker shutting down')
     refresher.close()
+    stopSweeper()
+    stopRelay()
     await backends.close()
   })
 }

@@ -30,6 +30,7 @@ import { SharedRateCounter } from './rate-counter'
 import { MemoryInvalidation, RedisInvalidation, type InvalidationChannel } from './invalidation'
 import { withHostWriteAnnouncements } from './store/host-page-cache'
 import { RedisScanEvents, scanEventsChannel, type ScanEvents } from './scan-events'
+import { guardDependency, isConnectionFailure, OutageLog } from './outage'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
@@ -67,6 +68,8 @@ export interface Backends {
   shared?: SharedCounters
   /** "Your cache of X is stale" between the processes of the service (key changes: API_KEYS_TOPIC). */
   invalidation: InvalidationChannel
+  /** Says once per process when Redis or PostgreSQL becomes unreachable and when it answers again (absent in memory). */
+  outages?: OutageLog
   /** Close what was opened: the schedule timer and the queue first (no new run starts, running jobs end), then the indexes, then the connections. */
   close(): Promise<void>
   /**
@@ -79,7 +82,7 @@ export interface Backends {
 
 export interface BackendsLogger {
   warn(obj: object, msg: string): void
-  info?(msg: string): void
+  info?(msgOrObj: string | object, msg?: string): void
 }
 
 export interface OpenOptions {
@@ -140,18 +143,23 @@ async function openMemory (config: Config): Promise<Backends> {
   }
 }
 
-// Every connection is one of these kinds, so each option is decided here once.
+// Every connection is one of these kinds, so each option is decided here once. Those that serve requests also get
+// a command timeout (REDIS_COMMAND_TIMEOUT_MS, set where they are opened): a Redis that is stopped rather than down
+// keeps its connections open and answers nothing, and without it every request waited as long as the stall.
 const CONNECTIONS = {
   // Store, results and counters. A command fails after one reconnect attempt rather than queueing forever:
   // requests get a 503, and a worker's job fails and is retried.
   commands: { maxRetriesPerRequest: 1, enableAutoPipelining: true, connectTimeout: 5000 },
   // The CVE index writes with WATCH transactions, whose state belongs to the connection: nobody else's
-  // MULTI/EXEC may clear its watch. BullMQ's queue must not share an auto-pipelined connection either.
+  // MULTI/EXEC may clear its watch.
   own: { enableAutoPipelining: false },
-  // BullMQ workers and queue events block on their connection and must never give up on a command.
-  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false },
+  // BullMQ's queues (scans, schedules, deliveries) must not share an auto-pipelined connection; the API adds jobs
+  // to them, so they give up like the command connection does.
+  queue: { enableAutoPipelining: false, maxRetriesPerRequest: 1 },
+  // BullMQ workers and queue events block on their connection and must never give up on a command (no timeout).
+  blocking: { maxRetriesPerRequest: null, enableAutoPipelining: false, commandTimeout: undefined },
   // Invalidation messages: a connection in subscribe mode serves nothing else, and resubscribes on reconnect.
-  subscriber: { maxRetriesPerRequest: null, enableAutoPipelining: false, autoResubscribe: true }
+  subscriber: { maxRetriesPerRequest: null, enableAutoPipelining: false, autoResubscribe: true, commandTimeout: undefined }
 } satisfies Record<string, RedisOptions>
 
 /** The URL without its password, for messages. */
@@ -183,7 +191,7 @@ export interface ResultsDatabase {
  * The results database of the scaled deployment: a pool whose connections see DATABASE_SCHEMA first, after the
  * schema is migrated on a connection of its own. Alone (without Redis) for the write benchmark.
  */
-export async function openResultsDatabase (config: Config, logger: BackendsLogger): Promise<ResultsDatabase> {
+export async function openResultsDatabase (config: Config, logger: BackendsLogger, outages = new OutageLog(logger)): Promise<ResultsDatabase> {
   const url = config.DATABASE_URL ?? ''
   const schema = config.DATABASE_SCHEMA
   const connection: ClientConfig = {
@@ -211,9 +219,10 @@ export async function openResultsDatabase (config: Config, logger: BackendsLogge
   }
   const pool = new Pool({ ...connection, max: config.DATABASE_POOL_MAX, idleTimeoutMillis: 30_000 })
   // Idle connections that break (a database restart) are dropped from the pool and replaced on demand.
-  pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'PostgreSQL connection error'))
+  pool.on('error', (err) => outages.down('PostgreSQL', err))
   return {
-    results: new PostgresResultsStore({ pool }),
+    // Connection failures reach callers as DependencyUnavailableError('PostgreSQL'): a 503, or a job put off.
+    results: guardDependency(new PostgresResultsStore({ pool }), 'PostgreSQL', outages),
     close: async () => { await pool.end() },
     purge: async () => { await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) }
   }
@@ -235,46 +244,59 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
     throw new StartupError('REDIS_URL is set but DATABASE_URL is not: the scaled deployment keeps hosts and findings in PostgreSQL. ' +
       'Set DATABASE_URL (e.g. postgres://vulnscan@db.internal:5432/vulnscan), or unset REDIS_URL for the embedded default.')
   }
-  const main = new Redis(url, { ...CONNECTIONS.commands, lazyConnect: true })
+  const commandTimeout = config.REDIS_COMMAND_TIMEOUT_MS
+  const main = new Redis(url, { ...CONNECTIONS.commands, commandTimeout, lazyConnect: true })
   try {
     await main.connect()
   } catch (err) {
     main.disconnect()
     throw new Error(`Cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`)
   }
+  const outages = new OutageLog(logger)
   let database: ResultsDatabase | undefined
   try {
-    database = wantResults ? await openResultsDatabase(config, logger) : undefined
+    database = wantResults ? await openResultsDatabase(config, logger, outages) : undefined
   } catch (err) {
     main.disconnect()
     throw err
   }
   const connections = [main]
-  // Later outages are survivable (ioredis reconnects; /health says degraded): log them, do not crash.
-  const watch = (c: Redis, role: string): Redis => {
-    c.on('error', (err) => logger.warn({ err: { message: err.message }, connection: role }, 'Redis connection error'))
+  // Later outages are survivable (ioredis reconnects; /health says degraded): said once per process, never a crash.
+  // An 'error' listener on every connection is what keeps ioredis from throwing the error at the process.
+  const watch = (c: Redis): Redis => {
+    c.on('error', (err) => outages.down('Redis', err))
+    c.on('ready', () => outages.up('Redis'))
     return c
   }
-  watch(main, 'commands')
-  const open = (role: 'own' | 'blocking' | 'subscriber'): Redis => {
-    const c = watch(main.duplicate({ ...CONNECTIONS[role], lazyConnect: false }), role)
+  watch(main)
+  const open = (role: 'own' | 'queue' | 'blocking' | 'subscriber'): Redis => {
+    const timeout = role === 'own' || role === 'queue' ? { commandTimeout } : {}
+    const c = watch(main.duplicate({ ...CONNECTIONS[role], ...timeout, lazyConnect: false }))
     connections.push(c)
     return c
   }
 
   // Key layout: `<REDIS_PREFIX>:<kind>:…` for everything of ours, BullMQ under its own QUEUE_PREFIX.
   const prefix = config.REDIS_PREFIX
-  const queue = new BullQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
-  const scheduler = new BullScheduleTimer(open('own'), config.QUEUE_PREFIX, () => open('blocking'))
-  const deliveries = new BullDeliveryQueue(open('own'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
+  // BullMQ's own errors: a lost connection is the outage already told; anything else is worth a line.
+  const queueErrors = <Q extends { onError: (err: Error) => void }>(q: Q): Q => {
+    q.onError = (err) => {
+      if (isConnectionFailure(err)) outages.down('Redis', err)
+      else logger.warn({ err: { message: err.message } }, 'queue error')
+    }
+    return q
+  }
+  const queue = guardDependency(queueErrors(new BullQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
+  const scheduler = guardDependency(queueErrors(new BullScheduleTimer(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
+  const deliveries = guardDependency(queueErrors(new BullDeliveryQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })), 'Redis', outages)
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
   const authFailures = new SharedRateCounter(main, `${prefix}:authfail:`)
-  const store = new RedisStore(main, prefix)
+  const store = guardDependency(new RedisStore(main, prefix), 'Redis', outages)
   const invalidation = new RedisInvalidation(open('subscriber'), main, prefix)
   // Subscriber mode takes a connection for itself; opened on the first stream, not before.
-  const scanEvents = new RedisScanEvents(watch(main.duplicate({ ...CONNECTIONS.own, lazyConnect: true }), 'events'), scanEventsChannel(prefix))
+  const scanEvents = new RedisScanEvents(watch(main.duplicate({ ...CONNECTIONS.subscriber, lazyConnect: true })), scanEventsChannel(prefix))
   return {
     kind: 'redis',
     store,
@@ -286,6 +308,7 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
     deliveries,
     indexes: { cve, sources },
     scanEvents,
+    outages,
     shared: {
       requests,
       authFailures,

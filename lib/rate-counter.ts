@@ -81,6 +81,9 @@ export class SharedRateCounter {
       const first = this.sync(key, c, timeWindow)
       const counter = c
       c.first = first.finally(() => { counter.first = null })
+      // Requests behind it are told through cb; this derived promise must not count as an unhandled rejection,
+      // which ends the process (Redis down made the API exit).
+      c.first.catch(() => {})
       first.then((res) => cb(null, res), (err: Error) => cb(err))
       return
     }

@@ -89,7 +89,12 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
       }
     }
     const scanId = scheduledScanId(scheduleId, dueAt)
-    const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId)
+    const missed = current === null ? [] : missedSince(current, dueAt)
+    const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId, missed)
+    if (missed.length > 0 && (claim.outcome === 'run' || claim.outcome === 'skipped')) {
+      log.warn({ scheduleId, dueAt: dueAt.toISOString(), missed: missed.length, first: missed[0].toISOString() },
+        'scheduled runs missed while no worker ran: the first runs late, the later ones are recorded skipped')
+    }
     switch (claim.outcome) {
       case 'gone':
         // Deleted while its timer was armed: the timer goes too.
@@ -113,6 +118,30 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
     await queue.add(scanId, { scanId }, record.priority)
     if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
   }
+}
+
+/** Most due times recorded as missed at once, and most looked at (a per-second schedule down for a day has 86,400). */
+const MISSED_RECORDED = 50
+const MISSED_LOOKED_AT = 1000
+
+/** A due time taken this much later than it was due was missed by the workers, not merely delayed by load. */
+const MISSED_AFTER_MS = 60_000
+
+/**
+ * The due times after `dueAt` that passed while no worker ran: the timer keeps one job for a schedule, so a due time
+ * taken late means every later one up to now made no job at all. `dueAt` itself runs (late); these are recorded
+ * skipped (no_worker). Only due times more than a minute old count: a busy worker that takes a due time a few
+ * seconds late has missed nothing (the timer's next job is still coming).
+ */
+export function missedSince (schedule: Pick<ScheduleRecord, 'cron' | 'timezone'>, dueAt: Date, now = new Date()): Date[] {
+  const out: Date[] = []
+  const before = now.getTime() - MISSED_AFTER_MS
+  let t = nextRunAfter(schedule.cron, schedule.timezone, dueAt)
+  for (let looked = 0; t !== null && t.getTime() <= before && looked < MISSED_LOOKED_AT; looked++) {
+    out.push(t)
+    t = nextRunAfter(schedule.cron, schedule.timezone, t)
+  }
+  return out.slice(0, MISSED_RECORDED)
 }
 
 /**

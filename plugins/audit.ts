@@ -1,6 +1,7 @@
 // The audit log: every state-changing request (POST, PATCH, PUT, DELETE) is appended to the store before its
 // answer leaves, whatever the answer, so a client that saw a result can find it in GET /admin/audit.
 import fp from 'fastify-plugin'
+import { describeError } from '../lib/outage'
 import { randomUUID } from 'node:crypto'
 
 declare module 'fastify' {
@@ -43,7 +44,7 @@ export default fp(async function auditPlugin (fastify) {
     try {
       await fastify.store.appendAudit(entry, retentionMs)
     } catch (err) {
-      request.log.error({ err, audit: entry }, 'could not write the audit log')
+      request.log.error({ error: describeError(err), audit: entry }, 'could not write the audit log')
     }
     return payload
   })

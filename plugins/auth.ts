@@ -8,6 +8,7 @@ import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID, type Role } from '../lib
 import { ApiKeyCache } from '../lib/key-cache'
 import { errors } from '../schemas/common'
 import { ForbiddenError, InvalidApiKeyError, StoreUnavailableError, TooManyAuthFailuresError } from '../lib/errors'
+import { outageReason } from '../lib/outage'
 import { countAsync, LocalFailureCounter } from '../lib/auth-failures'
 
 export interface Principal {
@@ -88,8 +89,8 @@ export default fp(async function authPlugin (fastify) {
     let count
     try {
       count = await countAsync(failures, 'incr', `ip:${request.ip}`, failureWindowMs, failureMax)
-    } catch (err) {
-      request.log.error({ err }, 'could not count a failed login')
+    } catch {
+      // Fails closed; the outage is logged once per process (lib/outage.ts).
       throw new StoreUnavailableError()
     }
     if (count.current > failureMax) {
@@ -120,8 +121,7 @@ export default fp(async function authPlugin (fastify) {
     let record
     try {
       record = await keys.find(hex)
-    } catch (err) {
-      request.log.error({ err }, 'API key lookup failed')
+    } catch {
       throw new StoreUnavailableError()
     }
     if (record === null) return await refuse(request, reply)
@@ -133,7 +133,7 @@ export default fp(async function authPlugin (fastify) {
     const now = Date.now()
     if ((lastTouch.get(hex) ?? 0) + TOUCH_INTERVAL_MS < now) {
       lastTouch.set(hex, now)
-      fastify.store.touchApiKey(hex, new Date(now).toISOString()).catch((err) => request.log.warn({ err }, 'could not record key use'))
+      fastify.store.touchApiKey(hex, new Date(now).toISOString()).catch((err) => request.log.debug({ reason: outageReason(err) }, 'could not record key use'))
     }
   })
 }, { name: 'auth', dependencies: ['env', 'backends'] })

@@ -1,8 +1,8 @@
 // Runs scan jobs, schedules' due times and webhook deliveries inside the API process (npm start; off with npm run start:api); decorates nothing.
 import fp from 'fastify-plugin'
-import { createScanRunner, type ScanJobData } from '../lib/worker/runner'
+import { createScanRunner, startSweeper, type ScanJobData } from '../lib/worker/runner'
 import { createScheduleRunner, syncScheduleTimer } from '../lib/schedules'
-import { createDeliveryHandler } from '../lib/webhooks/events'
+import { createDeliveryHandler, startOutboxRelay } from '../lib/webhooks/events'
 
 export default fp(async function scanWorkerPlugin (fastify) {
   const config = fastify.config
@@ -20,7 +20,12 @@ export default fp(async function scanWorkerPlugin (fastify) {
     notifier: fastify.notifier
   })
   // The backends plugin's close stops the queue, and with it this worker.
+  let stopSweeper = (): void => {}
+  let stopRelay = (): void => {}
+  fastify.addHook('onClose', async () => { stopSweeper(); stopRelay() })
   fastify.addHook('onReady', async () => {
+    stopSweeper = startSweeper(runner, config, fastify.log.child({ component: 'worker' }))
+    stopRelay = startOutboxRelay(fastify.notifier, fastify.log.child({ component: 'webhooks' }))
     await queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), {
       concurrency: config.WORKER_CONCURRENCY,
       lockDurationMs: config.QUEUE_LOCK_MS,

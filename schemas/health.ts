@@ -2,10 +2,16 @@ import { Type } from '@sinclair/typebox'
 import { ref } from './common'
 import { dataSourcesSchema } from '../lib/sources/registry'
 
+const WorkersCheck = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('down')], { description: 'down when no scan worker takes jobs' }),
+  count: Type.Integer({ minimum: 0, description: 'Processes taking scan jobs now' }),
+  error: Type.Optional(Type.String())
+})
+
 const Check = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
-  backend: Type.String({ description: 'redis, memory or bullmq' }),
-  error: Type.Optional(Type.String())
+  backend: Type.String({ description: 'redis, postgresql, memory or bullmq' }),
+  error: Type.Optional(Type.String({ description: 'Why it is down (never the address of the dependency)' }))
 })
 
 // Built from the registry of data sources: one entry per source, the distribution trackers under `distributions`.
@@ -15,8 +21,12 @@ export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
   uptimeSeconds: Type.Integer({ minimum: 0 }),
-  checks: Type.Object({ store: Check, queue: Check }),
-  workers: Type.Optional(Type.Integer({ minimum: 0, description: 'Scan workers alive on the queue (this process\'s own included); absent when the queue could not say. With none, posted scans stay queued: the API itself is healthy, so the status is not changed by it' })),
+  checks: Type.Object({
+    store: Check,
+    queue: Check,
+    results: Check,
+    workers: WorkersCheck
+  }),
   warnings: Type.Optional(Type.Array(Type.String(), { description: 'What a user should know although the service answers, e.g. that no worker is running' })),
   nvd: Type.Optional(Type.Object({
     cves: Type.Integer({ minimum: 0, description: 'CVE records in the local index' }),

@@ -6,7 +6,7 @@ import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageH
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
 import { HostTagsPatchSchema, HostTagsSchema, TagSchema } from './tags'
 import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
-import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookSchema } from './webhook'
+import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookRedeliverySchema, WebhookSchema } from './webhook'
 import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
 import { DiffFindingSchema, DiffHostSchema, DiffPortSchema, ScanDiffSchema, ServiceChangeSchema, ServiceVersionSchema } from './scan-diff'
 import {
@@ -26,6 +26,6 @@ export const sharedSchemas = [
   AuditEntrySchema, PageAuditEntrySchema,
   CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
-  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema,
+  WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema, WebhookRedeliverySchema,
   ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema
 ]

@@ -74,10 +74,14 @@ export const ScheduleSchema = Type.Object({
     scanId: Type.String({ description: 'The scan it started (its `scheduleId` is this schedule)' })
   }), Type.Null()], { description: 'The last run that started a scan; null before the first' }),
   runs: Type.Integer({ minimum: 0, description: 'Runs that started a scan' }),
-  skippedTotal: Type.Integer({ minimum: 0, description: 'Runs left out because the previous scan was still queued or running' }),
+  skippedTotal: Type.Integer({ minimum: 0, description: 'Due times left out: the previous scan was still queued or running, or no worker ran then' }),
   skipped: Type.Array(Type.Object({
     dueAt: Type.String({ format: 'date-time' }),
-    inFlight: Type.String({ description: 'The scan still in flight then' })
+    inFlight: Type.Optional(Type.String({ description: 'The scan still in flight then (reason in_flight)' })),
+    reason: Type.Optional(Type.Union([Type.Literal('in_flight'), Type.Literal('no_worker')], {
+      description: '`in_flight`: the previous scan was still queued or running. `no_worker`: no worker ran at that time; when one comes ' +
+        'back, the first due time it missed runs late, once, and the later ones are recorded skipped with this reason'
+    }))
   }), { description: 'The latest skipped runs, newest first (at most 20)' })
 }, {
   $id: 'Schedule',

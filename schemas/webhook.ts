@@ -147,6 +147,22 @@ export const SlackMessageSchema = Type.Object({
 
 export const WebhookListQuerySchema = Type.Object({ ...ListQueryProperties }, { additionalProperties: false })
 
+export const WebhookDeliveriesQuerySchema = Type.Object({
+  ...ListQueryProperties,
+  failed: Type.Optional(Type.Boolean({ description: 'Only the deliveries that failed for good and are kept for redelivery (one per event: its last attempt)' }))
+}, { additionalProperties: false })
+
+export const WebhookDeliveryParamsSchema = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' }),
+  delivery: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$', description: 'The delivery id: the X-Vulnscan-Delivery header, `eventId` in the log' })
+})
+
+export const WebhookRedeliverySchema = Type.Object({
+  status: Type.Literal('queued'),
+  delivery: Type.String({ description: 'The delivery id, the same as the failed delivery\'s (X-Vulnscan-Delivery)' }),
+  event: Type.String()
+}, { $id: 'WebhookRedelivery', description: 'A failed delivery queued again; it leaves the failed list once delivered' })
+
 export const WebhookIdParamsSchema = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
 })

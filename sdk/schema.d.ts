@@ -133,11 +133,31 @@ export interface paths {
         };
         /**
          * A webhook's delivery log
-         * @description Every attempt, newest first (the latest 200): time, event, status code or error, attempt number, duration. Needs the `admin` role (the infrastructure key or an `admin` key).
+         * @description Every attempt, newest first (the latest 200): time, event, status code or error, attempt number, duration. With `failed=true`, the deliveries that failed for good and are kept for redelivery instead (each event's last attempt, its `eventId` the delivery id to retry): kept until delivered or the webhook is deleted. Needs the `admin` role (the infrastructure key or an `admin` key).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook/{id}/deliveries/{delivery}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a failed event again
+         * @description Queues a delivery that failed for good (listed with `failed=true`) again, with the same body, signature input and delivery id (X-Vulnscan-Delivery), so a receiver that saw it before can tell. Its attempts start again; it leaves the failed list once delivered. Deliveries are at least once and not ordered: a retried event arrives after later ones. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -333,7 +353,7 @@ export interface paths {
         };
         /**
          * Health check
-         * @description 200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key. `dataSources` says what vulnerability data scans are matched against and how current each source is.
+         * @description 200 when the store (Redis), the queue and the results database (PostgreSQL) answer, 503 (status `degraded`) when one does not, naming it in `checks`. No scan worker alive (`checks.workers`) also makes the status `degraded`, with a 200: this instance still serves requests, scans wait in the queue. Needs no key. `dataSources` says what vulnerability data scans are matched against and how current each source is.
          */
         get: operations["getHealth"];
         put?: never;
@@ -667,19 +687,33 @@ export interface components {
             checks: {
                 store: {
                     status: "ok" | "down";
-                    /** @description redis, memory or bullmq */
+                    /** @description redis, postgresql, memory or bullmq */
                     backend: string;
+                    /** @description Why it is down (never the address of the dependency) */
                     error?: string;
                 };
                 queue: {
                     status: "ok" | "down";
-                    /** @description redis, memory or bullmq */
+                    /** @description redis, postgresql, memory or bullmq */
                     backend: string;
+                    /** @description Why it is down (never the address of the dependency) */
+                    error?: string;
+                };
+                results: {
+                    status: "ok" | "down";
+                    /** @description redis, postgresql, memory or bullmq */
+                    backend: string;
+                    /** @description Why it is down (never the address of the dependency) */
+                    error?: string;
+                };
+                workers: {
+                    /** @description down when no scan worker takes jobs */
+                    status: "ok" | "down";
+                    /** @description Processes taking scan jobs now */
+                    count: number;
                     error?: string;
                 };
             };
-            /** @description Scan workers alive on the queue (this process's own included); absent when the queue could not say. With none, posted scans stay queued: the API itself is healthy, so the status is not changed by it */
-            workers?: number;
             /** @description What a user should know although the service answers, e.g. that no worker is running */
             warnings?: string[];
             /** @description The local NVD index; absent when it could not be read */
@@ -1446,14 +1480,16 @@ export interface components {
             } | null;
             /** @description Runs that started a scan */
             runs: number;
-            /** @description Runs left out because the previous scan was still queued or running */
+            /** @description Due times left out: the previous scan was still queued or running, or no worker ran then */
             skippedTotal: number;
             /** @description The latest skipped runs, newest first (at most 20) */
             skipped: {
                 /** Format: date-time */
                 dueAt: string;
-                /** @description The scan still in flight then */
-                inFlight: string;
+                /** @description The scan still in flight then (reason in_flight) */
+                inFlight?: string;
+                /** @description `in_flight`: the previous scan was still queued or running. `no_worker`: no worker ran at that time; when one comes back, the first due time it missed runs late, once, and the later ones are recorded skipped with this reason */
+                reason?: "in_flight" | "no_worker";
             }[];
         };
         PageSchedule: {
@@ -1725,6 +1761,14 @@ export interface components {
         SlackMessage: {
             /** @description One line saying what happened (for finding.new, one more line per finding, at most 20) */
             text: string;
+        };
+        /** @description A failed delivery queued again; it leaves the failed list once delivered */
+        WebhookRedelivery: {
+            /** @enum {string} */
+            status: "queued";
+            /** @description The delivery id, the same as the failed delivery's (X-Vulnscan-Delivery) */
+            delivery: string;
+            event: string;
         };
         ServiceVersion: {
             /** @description Protocol, e.g. ssh */
@@ -2798,6 +2842,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip */
                 offset?: number;
+                /** @description Only the deliveries that failed for good and are kept for redelivery (one per event: its last attempt) */
+                failed?: boolean;
             };
             header?: never;
             path: {
@@ -2845,6 +2891,102 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description The delivery id: the X-Vulnscan-Delivery header, `eventId` in the log */
+                delivery: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRedelivery"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3957,7 +4099,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Store and queue answer */
+            /** @description Store, queue and results database answer */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-// `vulnscan webhook list|show|create|update|delete|test|deliveries`: where scan and finding events are posted
+// `vulnscan webhook list|show|create|update|delete|test|deliveries|retry`: where scan and finding events are posted
 // (the infrastructure key or an admin key).
 import { Option, type Command } from 'commander'
 import pc from 'picocolors'
@@ -62,9 +62,9 @@ const LATEST_DELIVERIES_SHOWN = 5
 
 const webhook: CommandModule = (program, kit) => {
   const group = program.command('webhook')
-    .summary('webhooks: list, show, create, update, delete, test, deliveries')
+    .summary('webhooks: list, show, create, update, delete, test, deliveries, retry')
     .description('Webhooks post scan.completed, scan.failed, scan.cancelled and finding.new events, signed with HMAC-SHA256 (X-Vulnscan-Signature-256) with a secret shown once, at creation. Needs the infrastructure key or an admin key.')
-  kit.hint(group, 'webhook needs one of: list, show, create, update, delete, test, deliveries.')
+  kit.hint(group, 'webhook needs one of: list, show, create, update, delete, test, deliveries, retry.')
 
   const list = group.command('list')
     .summary('list webhooks (never their secrets)')
@@ -194,11 +194,27 @@ const webhook: CommandModule = (program, kit) => {
     .argument('<webhook-id>')
     .option('--limit <n>', 'page size, 1 to 500 (default: 50)')
     .option('--offset <n>', 'items to skip (default: 0)')
+    .option('--failed', 'only the deliveries that failed for good, kept for `vulnscan webhook retry`')
   kit.hint(deliveries, 'webhook deliveries needs one webhook id.')
-  deliveries.action(async (id: string, opts: { limit?: string, offset?: string }) => kit.run(deliveries, async (ctx) => {
-    const { data } = await api(ctx.client.GET('/admin/webhook/{id}/deliveries', { params: { path: { id }, query: paging(opts) } }), ctx.baseUrl)
+  deliveries.action(async (id: string, opts: { limit?: string, offset?: string, failed?: boolean }) => kit.run(deliveries, async (ctx) => {
+    const query = { ...paging(opts), ...(opts.failed === true ? { failed: true } : {}) }
+    const { data } = await api(ctx.client.GET('/admin/webhook/{id}/deliveries', { params: { path: { id }, query } }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, data)
+    else if (opts.failed === true) print(ctx.io, data.items.length === 0 ? 'No failed deliveries are kept.' : `${deliveriesTable(data.items)}\n${data.total} failed deliveries kept (vulnscan webhook retry ${id} <event id> sends one again)`)
     else print(ctx.io, data.items.length === 0 ? 'No deliveries yet (try vulnscan webhook test).' : `${deliveriesTable(data.items)}\n${data.items.length} of ${data.total} delivery attempts`)
+    return 0
+  }))
+
+  const retry = group.command('retry')
+    .summary('send a delivery that failed for good again')
+    .description('Queues a delivery that failed for good (vulnscan webhook deliveries --failed lists them) again, with the same body and delivery id.')
+    .argument('<webhook-id>')
+    .argument('<delivery-id>', 'the event id of the failed delivery')
+  kit.hint(retry, 'webhook retry needs a webhook id and a delivery id.')
+  retry.action(async (id: string, delivery: string) => kit.run(retry, async (ctx) => {
+    const { data } = await api(ctx.client.POST('/admin/webhook/{id}/deliveries/{delivery}/retry', { params: { path: { id, delivery } } }), ctx.baseUrl)
+    if (ctx.json) printJson(ctx.io, data)
+    else print(ctx.io, `Queued ${data.event} delivery ${data.delivery} to webhook ${id} again.`)
     return 0
   }))
 }

@@ -7,6 +7,20 @@ export interface QueueJob<T = unknown> {
   /** API priority 1..5, 5 the most urgent. */
   priority: number
   attemptsMade: number
+  /** When the job was first put off by a DeferJobError (epoch ms); absent while it never was. */
+  deferredSince?: number
+}
+
+/**
+ * Thrown by a job handler that cannot proceed now for a reason outside the job (a dependency's outage): the job runs
+ * again after `delayMs` without using one of its attempts. `since` is when it was first put off, kept with the job
+ * so that the handler can bound how long it waits.
+ */
+export class DeferJobError extends Error {
+  override readonly name = 'DeferJobError'
+  constructor (readonly delayMs: number, readonly since: number, override readonly cause: Error) {
+    super(`put off for ${delayMs} ms: ${cause.message}`)
+  }
 }
 
 export interface QueueCounts {
@@ -35,6 +49,8 @@ export interface ScanQueue {
   /** Add a job; adding an id that was added before changes nothing. */
   add<T>(id: string, data: T, priority: number): Promise<void>
   counts(): Promise<QueueCounts>
+  /** A job's state (null when the queue holds no job of that id), with its data and, once failed, why. */
+  job(id: string): Promise<{ state: string, data: unknown, failedReason?: string } | null>
   ping(): Promise<void>
   /** How many processes take this queue's jobs now. */
   workers(): Promise<number>
@@ -80,6 +96,8 @@ export interface DeliveryJobData {
   event: string
   eventId: string
   body: string
+  /** Sent again by POST /admin/webhook/{id}/deliveries/{delivery}/retry. */
+  retry?: boolean
 }
 
 /** Runs one attempt (1-based); throws to have it retried (after a backoff) unless `final`, or a PermanentJobError to stop. */

@@ -78,6 +78,7 @@ export function withHostPageCache (inner: ResultsStore, opts: HostPageCacheOptio
     recordHost: (write) => writing(inner.recordHost(write)),
     recordHosts: (writes) => writing(inner.recordHosts(writes)),
     getHost: (address) => inner.getHost(address),
+    ping: () => inner.ping(),
     hostsRevision: () => inner.hostsRevision(),
     deleteHost: (address) => writing(inner.deleteHost(address)),
     listFindings: (query) => inner.listFindings(query),

@@ -237,6 +237,8 @@ export interface RecordCounts {
 export type FindingExportQuery = Omit<FindingQuery, 'limit' | 'offset'> & { limit?: number, offset?: number }
 
 export interface ResultsStore {
+  /** Resolves when the results database answers (/health). */
+  ping(): Promise<void>
   /** Idempotent: writing the same HostScanWrite twice leaves the same state (a re-run job duplicates nothing). */
   recordHost(write: HostScanWrite): Promise<RecordCounts>
   /**

@@ -94,11 +94,16 @@ export interface ScheduledScan {
   targetTags?: string[]
 }
 
-/** A run a schedule left out because its previous scan was still in flight. */
+/**
+ * A due time a schedule left out: its previous scan was still in flight (`in_flight`), or no worker ran at that time
+ * (`no_worker`: when a worker comes back, the first due time it missed runs late, once, and the later ones it
+ * missed are recorded so). Entries from before `reason` existed have none and mean `in_flight`.
+ */
 export interface SkippedRun {
   dueAt: string
-  /** The scan still queued or running at that time. */
-  inFlight: string
+  /** The scan still queued or running at that time (in_flight). */
+  inFlight?: string
+  reason?: 'in_flight' | 'no_worker'
 }
 
 export interface ScheduleRecord {
@@ -202,6 +207,44 @@ export interface WebhookDelivery {
   willRetry: boolean
 }
 
+/**
+ * An event the webhooks are to be told of, kept until its deliveries are queued (the outbox): a scan that ended
+ * (written by the same step that ends it), or a host write's candidate new findings (written before the write, and
+ * checked against what the write committed when it is relayed).
+ */
+export type OutboxEntry =
+  | { kind: 'scan', scanId: string }
+  | { kind: 'findings', scanId: string, scheduleId?: string, address: string, at: string, findingIds: string[] }
+
+/** The outbox member of an entry: a scan's is fixed, so that the step that ends the scan can write it. */
+export function outboxKey (entry: OutboxEntry): string {
+  return entry.kind === 'scan' ? `scan|${entry.scanId}` : `findings|${JSON.stringify(entry)}`
+}
+
+export function parseOutboxKey (key: string): OutboxEntry | null {
+  const bar = key.indexOf('|')
+  const kind = key.slice(0, bar)
+  if (kind === 'scan') return { kind: 'scan', scanId: key.slice(bar + 1) }
+  if (kind === 'findings') {
+    try { return JSON.parse(key.slice(bar + 1)) as OutboxEntry } catch { return null }
+  }
+  return null
+}
+
+/** A delivery that failed for good, kept with its body so that it can be sent again (same delivery id). */
+export interface FailedDelivery {
+  webhookId: string
+  /** The delivery id (X-Vulnscan-Delivery), which is the event's id. */
+  eventId: string
+  event: string
+  body: string
+  failedAt: string
+  attempts: number
+  /** The receiver's answer to the last attempt; null when none came. */
+  statusCode: number | null
+  error: string
+}
+
 /** How many deliveries each webhook's log keeps, newest first. */
 export const WEBHOOK_DELIVERIES_KEPT = 200
 
@@ -301,7 +344,8 @@ export interface Store {
   listScans(opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>>
   /**
    * Merge a patch into a scan's state unless the scan is already terminal (completed, failed and
-   * cancelled are final). Null for an unknown scan; `applied` false when it was terminal.
+   * cancelled are final). Null for an unknown scan; `applied` false when it was terminal. A patch that ends the
+   * scan adds its `scan` outbox entry in the same step.
    */
   updateScan(id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null>
   /**
@@ -346,9 +390,11 @@ export interface Store {
   deleteSchedule(id: string): Promise<boolean>
   /**
    * Decide, atomically across processes, what one due time of a schedule does: start `scanId`, or be skipped
-   * because the scan of the last run is still queued or running. Each due time is decided once.
+   * because the scan of the last run is still queued or running. Each due time is decided once. `missed` are later
+   * due times that passed while no worker ran (the timer made no job for them): recorded as skipped (no_worker) in
+   * the same step.
    */
-  claimScheduleRun(id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim>
+  claimScheduleRun(id: string, dueAt: Date, scanId: string, missed?: Date[]): Promise<ScheduleClaim>
 
   createWebhook(webhook: WebhookRecord): Promise<void>
   getWebhook(id: string): Promise<WebhookRecord | null>
@@ -361,6 +407,19 @@ export interface Store {
   appendWebhookDelivery(delivery: WebhookDelivery): Promise<void>
   /** Newest first. */
   listWebhookDeliveries(webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>>
+  /** Keep a delivery that failed for good (replacing an earlier failure of the same event), while the webhook exists. */
+  keepFailedDelivery(failed: FailedDelivery): Promise<void>
+  /** Newest first. */
+  listFailedDeliveries(webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>>
+  getFailedDelivery(webhookId: string, eventId: string): Promise<FailedDelivery | null>
+  /** Forget a failed delivery (it was delivered since). */
+  dropFailedDelivery(webhookId: string, eventId: string): Promise<void>
+
+  /** Keep an event for the webhooks until removeOutbox (scan ends are added by updateScan itself). */
+  addOutbox(entries: OutboxEntry[]): Promise<void>
+  /** Outbox entries kept for at least `olderThanMs`, oldest first, with their keys. */
+  listOutbox(olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]>
+  removeOutbox(keys: string[]): Promise<void>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

@@ -3,7 +3,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { DeliveryHandler, DeliveryQueue } from '../queue/types'
 import { PermanentJobError } from '../queue/types'
-import type { ScanRecord, Store, WebhookDelivery, WebhookFilter, WebhookRecord } from '../store/types'
+import { outboxKey, type OutboxEntry, type ScanRecord, type Store, type WebhookDelivery, type WebhookFilter, type WebhookRecord } from '../store/types'
+import { outageReason } from '../outage'
 import type { FindingRecord, NewFinding, ResultsStore } from '../store/results-types'
 import { findingId } from '../store/results-merge'
 import { WEBHOOK_TEST_EVENT, type WebhookEvent, type WebhookFormat } from '../vocabulary'
@@ -98,13 +99,28 @@ export function testBody (webhookId: string, now = new Date()): WebhookBody {
 
 export interface NotifierLogger {
   warn(obj: object, msg: string): void
+  debug?(obj: object, msg: string): void
 }
 
-/** Where scans and findings are told about: the worker and the cancel route call it; it never throws. */
+/** How long an outbox entry waits before the relay takes it: the fast path (the process that wrote it) goes first. */
+export const OUTBOX_SETTLE_MS = 10_000
+
+/**
+ * Where scans and findings are told about (the worker and the cancel route call it). Every event is kept in the
+ * store's outbox until its deliveries are queued: the calls here are the fast path, `relay` the one that catches up
+ * after a crash or an outage. None of them throws but `recordFindings`.
+ */
 export interface Notifier {
   scanEnded(scan: ScanRecord): Promise<void>
-  /** A host write of `at` in `scan` reported new findings: those among `candidates` first seen by that write are told. */
-  findingsNew(scan: Pick<ScanRecord, 'id' | 'scheduleId'>, address: string, at: string, candidates: NewFinding[]): Promise<void>
+  /**
+   * Before a host write: keep, in the outbox, the open findings the write may make new, so that a crash after the
+   * write commits cannot lose its `finding.new`. Returns the keys findingsNew takes. Throws when the store does.
+   */
+  recordFindings(scan: Pick<ScanRecord, 'id' | 'scheduleId'>, writes: { address: string, at: string, candidates: NewFinding[] }[]): Promise<(string | null)[]>
+  /** A host write of `at` in `scan` committed: those among `candidates` first seen by that write are told. */
+  findingsNew(scan: Pick<ScanRecord, 'id' | 'scheduleId'>, address: string, at: string, candidates: NewFinding[], key?: string | null): Promise<void>
+  /** Queue the deliveries of outbox entries kept for at least `olderThanMs`; returns how many entries it took. */
+  relay(olderThanMs?: number): Promise<number>
 }
 
 async function subscribed (store: Store, event: WebhookEvent): Promise<WebhookRecord[]> {
@@ -121,49 +137,96 @@ export function createNotifier (deps: { store: Store, results: ResultsStore, del
   const queue = async (w: WebhookRecord, body: WebhookBody): Promise<void> => {
     await deliveries.add(`${body.id}:${w.id}`, { webhookId: w.id, event: body.event, eventId: body.id, body: renderBody(w.format, body) })
   }
-  return {
-    async scanEnded (scan) {
-      if (scan.status !== 'completed' && scan.status !== 'failed' && scan.status !== 'cancelled') return
-      const event: WebhookEvent = `scan.${scan.status}`
-      try {
-        const hooks = await subscribed(store, event)
-        if (hooks.length === 0) return
-        const body: WebhookBody = { id: eventId(event, scan.id), event, createdAt: scan.finishedAt ?? new Date().toISOString(), scan: publicScan(scan) }
-        for (const w of hooks) await queue(w, body)
-      } catch (err) {
-        log.warn({ err: { message: (err as Error).message }, scanId: scan.id, event }, 'could not queue webhook deliveries')
+  /** Queue a scan's end event (the delivery ids are the event's: queueing twice sends once). Throws. */
+  const tellScanEnded = async (scan: ScanRecord): Promise<void> => {
+    if (scan.status !== 'completed' && scan.status !== 'failed' && scan.status !== 'cancelled') return
+    const event: WebhookEvent = `scan.${scan.status}`
+    const hooks = await subscribed(store, event)
+    const body: WebhookBody = { id: eventId(event, scan.id), event, createdAt: scan.finishedAt ?? new Date().toISOString(), scan: publicScan(scan) }
+    for (const w of hooks) await queue(w, body)
+  }
+  /** Queue `finding.new` for the findings among `ids` first seen by the write of `at`. Throws. */
+  const tellFindings = async (scan: Pick<ScanRecord, 'id' | 'scheduleId'>, address: string, at: string, ids: string[]): Promise<void> => {
+    const hooks = await subscribed(store, 'finding.new')
+    if (hooks.length === 0) return
+    const found: FindingRecord[] = []
+    for (const id of ids) {
+      const f = await results.getFinding(id)
+      // First seen by this very write: new. A retried write has another time and tells nothing twice.
+      if (f !== null && f.firstSeen === at && f.status === 'open') found.push(f)
+    }
+    if (found.length === 0) return
+    for (const w of hooks) {
+      const mine = found.filter((f) => passesFilter(f, w.filter))
+      if (mine.length === 0) continue
+      const body: WebhookBody = {
+        id: eventId('finding.new', scan.id, address, ...mine.map((f) => f.id)),
+        event: 'finding.new',
+        createdAt: at,
+        scan: { id: scan.id, ...(scan.scheduleId !== undefined ? { scheduleId: scan.scheduleId } : {}) },
+        host: address,
+        findings: mine.map(publicFinding)
       }
-    },
-    async findingsNew (scan, address, at, candidates) {
-      try {
-        const hooks = await subscribed(store, 'finding.new')
-        if (hooks.length === 0) return
-        const found: FindingRecord[] = []
-        for (const c of candidates) {
-          if (c.observed !== 'open') continue
-          const f = await results.getFinding(findingId(address, c.port, c.cveId, c.protocol))
-          // First seen by this very write: new. A retried write has another time and tells nothing twice.
-          if (f !== null && f.firstSeen === at && f.status === 'open') found.push(f)
-        }
-        if (found.length === 0) return
-        for (const w of hooks) {
-          const mine = found.filter((f) => passesFilter(f, w.filter))
-          if (mine.length === 0) continue
-          const body: WebhookBody = {
-            id: eventId('finding.new', scan.id, address, ...mine.map((f) => f.id)),
-            event: 'finding.new',
-            createdAt: at,
-            scan: { id: scan.id, ...(scan.scheduleId !== undefined ? { scheduleId: scan.scheduleId } : {}) },
-            host: address,
-            findings: mine.map(publicFinding)
-          }
-          await queue(w, body)
-        }
-      } catch (err) {
-        log.warn({ err: { message: (err as Error).message }, scanId: scan.id, address }, 'could not queue finding.new deliveries')
-      }
+      await queue(w, body)
     }
   }
+  const openIds = (address: string, candidates: NewFinding[]): string[] =>
+    candidates.filter((c) => c.observed === 'open').map((c) => findingId(address, c.port, c.cveId, c.protocol))
+  const quiet = (obj: object, msg: string): void => (log.debug ?? log.warn).call(log, obj, msg)
+  return {
+    async scanEnded (scan) {
+      try {
+        await tellScanEnded(scan)
+        await store.removeOutbox([outboxKey({ kind: 'scan', scanId: scan.id })])
+      } catch (err) {
+        // Kept in the outbox by the step that ended the scan: the relay queues it later.
+        quiet({ reason: outageReason(err), scanId: scan.id }, 'scan end event kept for the relay')
+      }
+    },
+    async recordFindings (scan, writes) {
+      const entries: (OutboxEntry | null)[] = writes.map((w) => {
+        const findingIds = openIds(w.address, w.candidates)
+        return findingIds.length === 0 ? null : { kind: 'findings', scanId: scan.id, ...(scan.scheduleId !== undefined ? { scheduleId: scan.scheduleId } : {}), address: w.address, at: w.at, findingIds }
+      })
+      await store.addOutbox(entries.filter((e): e is OutboxEntry => e !== null))
+      return entries.map((e) => e === null ? null : outboxKey(e))
+    },
+    async findingsNew (scan, address, at, candidates, key) {
+      try {
+        await tellFindings(scan, address, at, openIds(address, candidates))
+        if (key !== undefined && key !== null) await store.removeOutbox([key])
+      } catch (err) {
+        quiet({ reason: outageReason(err), scanId: scan.id, address }, 'finding.new event kept for the relay')
+      }
+    },
+    async relay (olderThanMs = OUTBOX_SETTLE_MS) {
+      const entries = await store.listOutbox(olderThanMs, 200)
+      for (const { key, entry } of entries) {
+        if (entry.kind === 'scan') {
+          const scan = await store.getScan(entry.scanId)
+          if (scan !== null) await tellScanEnded(scan)
+        } else {
+          await tellFindings({ id: entry.scanId, scheduleId: entry.scheduleId }, entry.address, entry.at, entry.findingIds)
+        }
+        await store.removeOutbox([key])
+      }
+      return entries.length
+    }
+  }
+}
+
+/** Runs the notifier's relay every few seconds until the returned function is called. */
+export function startOutboxRelay (notifier: Notifier, log: NotifierLogger, everyMs = 5000): () => void {
+  let running = false
+  const timer = setInterval(() => {
+    if (running) return
+    running = true
+    notifier.relay()
+      .catch((err) => (log.debug ?? log.warn).call(log, { reason: outageReason(err) }, 'webhook outbox relay put off'))
+      .finally(() => { running = false })
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 /** Send once to a webhook and write the attempt in its delivery log. */
@@ -180,14 +243,25 @@ export async function attemptDelivery (deps: { store: Store, policy: WebhookPoli
   return { result, delivery }
 }
 
-/** The queue's handler: a webhook deleted or disabled meanwhile gets nothing; a failure is retried unless permanent. */
+/**
+ * The queue's handler: a webhook deleted or disabled meanwhile gets nothing; a failure is retried unless permanent,
+ * and one that failed for good is kept (FailedDelivery) for inspection and POST …/deliveries/{delivery}/retry.
+ */
 export function createDeliveryHandler (deps: { store: Store, policy: WebhookPolicy, timeoutMs: number, log: NotifierLogger, resolve?: (host: string) => Promise<string[]> }): DeliveryHandler {
   return async (job, attempt, final) => {
     const w = await deps.store.getWebhook(job.webhookId)
     if (w === null || !w.enabled) return
-    const { result } = await attemptDelivery(deps, w, job, attempt, final)
-    if (result.error === null) return
-    deps.log.warn({ webhookId: w.id, event: job.event, attempt, error: result.error }, final || result.permanent ? 'webhook delivery failed for good' : 'webhook delivery failed, will retry')
+    const { result, delivery } = await attemptDelivery(deps, w, job, attempt, final)
+    if (result.error === null) {
+      // Delivered: a failure kept from before (this is its retry) is settled.
+      if (attempt > 1 || job.retry === true) await deps.store.dropFailedDelivery(w.id, job.eventId)
+      return
+    }
+    const givenUp = final || result.permanent
+    deps.log.warn({ webhookId: w.id, event: job.event, attempt, error: result.error }, givenUp ? 'webhook delivery failed for good; kept for redelivery' : 'webhook delivery failed, will retry')
+    if (givenUp) {
+      await deps.store.keepFailedDelivery({ webhookId: w.id, eventId: job.eventId, event: job.event, body: job.body, failedAt: delivery.at, attempts: attempt, statusCode: result.statusCode, error: result.error })
+    }
     throw result.permanent ? new PermanentJobError(result.error) : new Error(result.error)
   }
 }

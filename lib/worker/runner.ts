@@ -6,7 +6,8 @@ import { scanHosts } from '../scanner/engine'
 import { getTemplate } from '../scanner/templates'
 import type { HostResult, PortResult, Template, Transport } from '../scanner/types'
 import type { NvdService } from '../nvd/service'
-import type { QueueJob, ScanQueue } from '../queue/types'
+import { DeferJobError, type QueueJob, type ScanQueue } from '../queue/types'
+import { DEPENDENCY_ROLE, outageOf, outageReason, withoutAddresses } from '../outage'
 import type { HostScanWrite, NewFinding, ResultsStore } from '../store/results-types'
 import { isTerminal, type BatchSummary, type ScanSummary, type Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
@@ -44,9 +45,12 @@ export interface RunnerConfig {
   SCAN_HOST_CONCURRENCY: number
   SCAN_BATCH_HOSTS: number
   SCAN_TIMEOUT: number
+  /** Seconds between sweeps for orphaned scans; also how old a scan must be to count as one (default 60). */
+  SCAN_SWEEP_INTERVAL?: number
 }
 
 export interface RunnerLogger {
+  debug?(obj: object, msg: string): void
   info(obj: object, msg: string): void
   warn(obj: object, msg: string): void
   error(obj: object, msg: string): void
@@ -94,6 +98,26 @@ export interface ScanRunner {
   handle(job: QueueJob<ScanJobData>, signal: AbortSignal): Promise<void>
   /** A job failed for good outside the handler (e.g. its worker died too often): fail its scan. */
   onFinalFailure(logicalId: string, data: unknown, reason: string): Promise<void>
+  /**
+   * Mend scans that outages left without a way forward: a queued scan with no job (its record was stored, the job's
+   * write was lost) gets its job; a scan whose planning or batch job failed for good while the failure could not be
+   * recorded ends as that failure says. Returns how many scans it mended.
+   */
+  sweep(): Promise<number>
+}
+
+/** Starts `runner.sweep()` every SCAN_SWEEP_INTERVAL seconds; returns the stop function. */
+export function startSweeper (runner: ScanRunner, config: { SCAN_SWEEP_INTERVAL: number }, log: RunnerLogger): () => void {
+  let running = false
+  const timer = setInterval(() => {
+    if (running) return
+    running = true
+    runner.sweep()
+      .catch((err) => log.debug?.({ err: { message: (err as Error).message } }, 'scan sweep put off'))
+      .finally(() => { running = false })
+  }, config.SCAN_SWEEP_INTERVAL * 1000)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 export function createScanRunner (deps: RunnerDeps): ScanRunner {
@@ -154,7 +178,12 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       batches: batches.length,
       summary
     })
-    if (r?.applied !== true) return
+    if (r === null) {
+      log.error({ scanId }, 'scan vanished while it was planned: nothing to run')
+      return
+    }
+    // Ended meanwhile (cancelled): nothing to run.
+    if (!r.applied) return
     for (const [i, batchHosts] of batches.entries()) {
       await queue.add<ScanJobData>(batchJobId(scanId, i), { scanId, batch: i, hosts: batchHosts }, scan.priority)
     }
@@ -300,13 +329,20 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       const batch = pending.splice(0)
       writing = batch
       inFlight = (async () => {
+        // The findings this write may make new go into the webhook outbox first: a crash after the commit and
+        // before their events are queued leaves them there for the relay, rather than lost.
+        const keys = await deps.notifier?.recordFindings(scan, batch.map((p) => ({ address: p.write.host.address, at: p.write.at, candidates: p.findings }))) ?? []
         const counts = await results.recordHosts(batch.map((p) => p.write))
         // The summary counts what the scan observed as every other view counts it (lib/finding-counts.ts): standing
         // findings after the write, so that a finding a user accepted before is not counted here and left out elsewhere.
         for (const c of counts) for (const [s, n] of Object.entries(c.standing)) summary.findings[s as keyof typeof summary.findings] += n
+        const nothingNew: string[] = []
         for (const [i, p] of batch.entries()) {
-          if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings)
+          const key = keys[i] ?? null
+          if (counts[i].newFindings > 0) await deps.notifier?.findingsNew(scan, p.write.host.address, p.write.at, p.findings, key)
+          else if (key !== null) nothingNew.push(key)
         }
+        if (nothingNew.length > 0) await store.removeOutbox(nothingNew).catch(() => {})
       })()
       inFlight.catch(() => {})
     }
@@ -408,22 +444,78 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     await finish(data.scanId, data.batch, { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [], error: `batch ${data.batch}: ${reason}` })
   }
 
+  const limitMs = config.SCAN_TIMEOUT * 1000
+  const sweepGraceMs = (config.SCAN_SWEEP_INTERVAL ?? 60) * 1000
+
+  async function sweep (): Promise<number> {
+    let mended = 0
+    const old = (s: { createdAt: string, startedAt?: string }): boolean => Date.now() - Date.parse(s.startedAt ?? s.createdAt) >= sweepGraceMs
+    for (const status of ['queued', 'running'] as const) {
+      // Oldest first is what matters; a page of the newest and a page of the oldest cover a backlog over time.
+      const total = (await store.listScans({ status, limit: 1, offset: 0 })).total
+      const pages = total <= 400 ? [0, 200] : [0, total - 200]
+      const seen = new Set<string>()
+      for (const offset of pages) {
+        for (const scan of (await store.listScans({ status, limit: 200, offset })).items) {
+          if (seen.has(scan.id) || !old(scan)) continue
+          seen.add(scan.id)
+          const planning = await queue.job(scan.id)
+          if (status === 'queued' && planning === null) {
+            await queue.add<ScanJobData>(scan.id, { scanId: scan.id }, scan.priority)
+            log.warn({ scanId: scan.id }, 'queued scan had no job (its queue write was lost): queued again')
+            mended++
+            continue
+          }
+          if (planning?.state === 'failed') {
+            await finalFailure({ scanId: scan.id }, withoutAddresses(planning.failedReason ?? 'its planning job failed'))
+            mended++
+            continue
+          }
+          if (status !== 'running' || scan.batches === undefined) continue
+          for (let i = 0; i < scan.batches; i++) {
+            const b = await queue.job(batchJobId(scan.id, i))
+            if (b?.state === 'failed') {
+              await finalFailure({ scanId: scan.id, batch: i }, withoutAddresses(b.failedReason ?? 'the batch job failed'))
+              mended++
+            }
+          }
+        }
+      }
+    }
+    return mended
+  }
+
   return {
+    sweep,
     async handle (job, signal) {
       const data = job.data
       try {
         if (data.batch === undefined) await plan(data.scanId)
         else await runBatch(data.scanId, data.batch, data.hosts ?? [], signal)
       } catch (err) {
-        const final = err instanceof PermanentScanError || job.attemptsMade + 1 >= deps.attempts
-        log.error({ scanId: data.scanId, batch: data.batch, attempt: job.attemptsMade + 1, err: { message: (err as Error).message } }, final ? 'scan job failed for good' : 'scan job failed, will retry')
+        // A dependency's outage puts the job off without using an attempt, for as long as the scan's own time
+        // limit: an outage delays work, it does not fail it. The outage itself is logged once (lib/outage.ts).
+        const dependency = err instanceof PermanentScanError ? null : outageOf(err)
+        let reason = withoutAddresses((err as Error).message)
+        if (dependency !== null) {
+          const since = job.deferredSince ?? Date.now()
+          const waited = Date.now() - since
+          if (waited < limitMs) {
+            const delayMs = Math.min(30_000, Math.max(1000, Math.floor(waited / 2)), Math.max(1000, limitMs - waited))
+            log.debug?.({ scanId: data.scanId, batch: data.batch, dependency, waitedMs: waited, delayMs }, 'scan job put off: a dependency is unavailable')
+            throw new DeferJobError(delayMs, since, err as Error)
+          }
+          reason = `${DEPENDENCY_ROLE[dependency]} was unavailable (${outageReason(err)}) for longer than the scan's time limit of ${config.SCAN_TIMEOUT} s`
+        }
+        const final = dependency !== null || err instanceof PermanentScanError || job.attemptsMade + 1 >= deps.attempts
+        log.error({ scanId: data.scanId, batch: data.batch, attempt: job.attemptsMade + 1, err: { message: reason } }, final ? 'scan job failed for good' : 'scan job failed, will retry')
         if (!final) throw err
-        await finalFailure(data, (err as Error).message)
+        await finalFailure(data, reason)
       }
     },
     async onFinalFailure (_logicalId, data, reason) {
       const d = data as ScanJobData
-      if (typeof d?.scanId === 'string') await finalFailure(d, reason)
+      if (typeof d?.scanId === 'string') await finalFailure(d, withoutAddresses(reason))
     }
   }
 }

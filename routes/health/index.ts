@@ -3,60 +3,79 @@ import { errors, reply } from '../../schemas/common'
 import { HealthSchema } from '../../schemas/health'
 import { VERSION } from '../../lib/version'
 import { dataSources, type DataSources } from '../../lib/sources/registry'
+import { isConnectionFailure, outageReason, withoutAddresses } from '../../lib/outage'
 
 // A dependency that does not answer within this time counts as down: /health never hangs.
 const CHECK_TIMEOUT_MS = 1500
 
-async function check (backend: string, probe: () => Promise<void>): Promise<{ status: 'ok' | 'down', backend: string, error?: string }> {
+/** Why a check failed, naming the dependency's failure but never its address (/health needs no key). */
+function whyDown (err: unknown): string {
+  if (isConnectionFailure(err)) return outageReason(err)
+  return withoutAddresses((err as Error).message)
+}
+
+async function within<T> (probe: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
-    await Promise.race([
+    return await Promise.race([
       probe(),
-      new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS) })
+      new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS) })
     ])
-    return { status: 'ok', backend }
-  } catch (err) {
-    return { status: 'down', backend, error: (err as Error).message }
   } finally {
     clearTimeout(timer)
+  }
+}
+
+async function check (backend: string, probe: () => Promise<void>): Promise<{ status: 'ok' | 'down', backend: string, error?: string }> {
+  try {
+    await within(probe)
+    return { status: 'ok', backend }
+  } catch (err) {
+    return { status: 'down', backend, error: whyDown(err) }
   }
 }
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', {
     prefixTrailingSlash: 'no-slash',
-    config: { public: true },
+    // Counted like any request, but not refused when the shared count cannot be reached: the health check is what
+    // has to answer during a Redis outage (its 503 is a Health body, not an Error).
+    config: { public: true, rateLimit: { skipOnError: true } },
     schema: {
       operationId: 'getHealth',
       tags: ['health'],
       summary: 'Health check',
-      description: '200 when the store and the queue answer, 503 (status `degraded`) when one does not. Needs no key. ' +
+      description: '200 when the store (Redis), the queue and the results database (PostgreSQL) answer, 503 (status `degraded`) ' +
+        'when one does not, naming it in `checks`. No scan worker alive (`checks.workers`) also makes the status `degraded`, ' +
+        'with a 200: this instance still serves requests, scans wait in the queue. Needs no key. ' +
         '`dataSources` says what vulnerability data scans are matched against and how current each source is.',
       security: [],
-      response: { 200: reply(HealthSchema, 'Store and queue answer'), 503: reply(HealthSchema, 'A dependency does not answer (status `degraded`)'), ...errors(429) }
+      response: { 200: reply(HealthSchema, 'Store, queue and results database answer'), 503: reply(HealthSchema, 'A dependency does not answer (status `degraded`)'), ...errors(429) }
     }
   }, async (_request, reply) => {
     let stats: Awaited<ReturnType<typeof fastify.nvd.index.stats>> | undefined
     let sources: DataSources | undefined
+    let workerCount = 0
     const { cve, sources: sourceStore } = fastify.backends.indexes
-    const [store, queue] = await Promise.all([
+    const [store, queue, results, workersCheck] = await Promise.all([
       check(fastify.store.kind, () => fastify.store.ping()),
       check(fastify.scanQueue.kind, () => fastify.scanQueue.ping()),
+      check(fastify.backends.kind === 'redis' ? 'postgresql' : 'memory', () => fastify.results.ping()),
+      check(fastify.scanQueue.kind, async () => { workerCount = await fastify.scanQueue.workers() }),
       check('nvd', async () => { stats = await cve.stats() }).catch(() => undefined),
       check('sources', async () => { sources = await dataSources(cve, sourceStore) }).catch(() => undefined)
     ])
-    const ok = store.status === 'ok' && queue.status === 'ok'
-    // Without a worker the API answers but no scan ever starts: said here, not hidden behind "ok". The status (and so a
-    // load balancer's view of this API process) is left to the store and the queue.
-    const workers = queue.status === 'ok' ? await fastify.scanQueue.workers().catch(() => undefined) : undefined
-    const warnings = workers === 0 ? ['No scan worker is running: posted scans stay queued until one starts (npm run start:worker, or npm start).'] : []
-    return reply.code(ok ? 200 : 503).send({
-      status: ok ? 'ok' : 'degraded',
+    const workers = workersCheck.status === 'ok'
+      ? { status: workerCount > 0 ? 'ok' as const : 'down' as const, count: workerCount, ...(workerCount === 0 ? { error: 'no scan worker is running: scans wait in the queue' } : {}) }
+      : { status: 'down' as const, count: 0, error: workersCheck.error ?? 'unknown' }
+    const serving = store.status === 'ok' && queue.status === 'ok' && results.status === 'ok'
+    return reply.code(serving ? 200 : 503).send({
+      status: serving && workers.status === 'ok' ? 'ok' : 'degraded',
       version: VERSION,
       uptimeSeconds: Math.floor(process.uptime()),
-      checks: { store, queue },
-      ...(workers !== undefined ? { workers } : {}),
-      ...(warnings.length > 0 ? { warnings } : {}),
+      checks: { store, queue, results, workers },
+      // Said in words too: without a worker the API answers, but no scan ever starts.
+      ...(workers.count === 0 && workers.status === 'down' && workersCheck.status === 'ok' ? { warnings: ['No scan worker is running: posted scans stay queued until one starts (npm run start:worker, or npm start).'] } : {}),
       ...(stats ? { nvd: stats } : {}),
       ...(sources ? { dataSources: sources } : {})
     })

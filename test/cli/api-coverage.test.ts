@@ -22,6 +22,7 @@ const COMMAND_OF: Record<string, string> = {
   deleteWebhook: 'webhook delete',
   listWebhookDeliveries: 'webhook deliveries',
   testWebhook: 'webhook test',
+  retryWebhookDelivery: 'webhook retry',
   createScan: 'scan',
   listScans: 'scans',
   getScan: 'status',

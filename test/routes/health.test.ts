@@ -5,11 +5,13 @@ import { redisServerAvailable, startPrivateRedis } from '../support/redis-server
 test('GET /health', async (t) => {
   for (const backend of await backends()) {
     t.test(`${backend}: answers ok without a key`, async (t) => {
-      const { app } = await build(t, backend)
+      const { app } = await build(t, backend, { WORKER_ENABLED: true })
       const res = await app.inject({ url: '/health' })
       t.equal(res.statusCode, 200)
       const body = res.json()
       t.equal(body.status, 'ok')
+      t.same(body.checks.results, { status: 'ok', backend: backend === 'redis' ? 'postgresql' : 'memory' }, 'the results database answers')
+      t.match(body.checks.workers, { status: 'ok', count: 1 }, 'a worker takes scan jobs (this process)')
       t.match(body.version, /^\d+\.\d+\.\d+/)
       t.type(body.uptimeSeconds, 'number')
       t.same(body.checks.store, { status: 'ok', backend })
@@ -20,13 +22,25 @@ test('GET /health', async (t) => {
     t.test(`${backend}: says when no worker is alive, and not when one is`, async (t) => {
       const { app: apiOnly } = await build(t, backend, { WORKER_ENABLED: false })
       const alone = (await apiOnly.inject({ url: '/health' })).json()
-      t.equal(alone.workers, 0, 'no worker')
+      t.equal(alone.checks.workers.count, 0, 'no worker')
       t.match(alone.warnings, [/No scan worker is running: posted scans stay queued/], 'and says what that means')
-      t.equal(alone.status, 'ok', 'the API itself is healthy: a load balancer keeps it')
+      t.equal(alone.status, 'degraded', 'said as degraded (with a 200: a load balancer keeps the API)')
       const { app: both } = await build(t, backend, { WORKER_ENABLED: true })
       const body = (await both.inject({ url: '/health' })).json()
-      t.ok(body.workers >= 1, `a worker (${String(body.workers)})`)
+      t.ok(body.checks.workers.count >= 1, `a worker (${String(body.checks.workers.count)})`)
       t.notOk('warnings' in body, 'no warning')
+    })
+  }
+})
+
+test('GET /health says degraded, with a 200, while no worker takes scan jobs', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { app } = await build(t, backend, { WORKER_ENABLED: false })
+      const res = await app.inject({ url: '/health' })
+      t.equal(res.statusCode, 200, 'this instance still serves')
+      t.equal(res.json().status, 'degraded')
+      t.match(res.json().checks.workers, { status: 'down', count: 0, error: /no scan worker/ })
     })
   }
 })

@@ -23,6 +23,11 @@ export interface PrivatePostgres {
   start(): Promise<void>
   /** Stop and remove the cluster. */
   destroy(): Promise<void>
+  /**
+   * End every backend of the service's connections (application_name 'vulnscan') that is running a query or idle in
+   * a transaction, as a failover or idle_in_transaction_session_timeout does; returns how many it ended.
+   */
+  terminateBackends(states?: string[]): Promise<number>
 }
 
 export function postgresServerAvailable (): boolean {
@@ -115,15 +120,39 @@ export async function startPrivatePostgres (opts: PrivatePostgresOptions = {}): 
     c.kill(signal)
     await exited
   }
+  let admin: Client | null = null
+  const terminateBackends = async (states = ['active', 'idle in transaction', 'idle in transaction (aborted)']): Promise<number> => {
+    if (admin === null) {
+      const c = new Client({ connectionString: url, connectionTimeoutMillis: 2000, application_name: 'fault-injector' })
+      c.on('error', () => { if (admin === c) admin = null })
+      await c.connect()
+      admin = c
+    }
+    try {
+      const r = await admin.query("SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'vulnscan' AND state = ANY($1)", [states])
+      return r.rows.filter((row: { ended: boolean }) => row.ended).length
+    } catch (err) {
+      await admin?.end().catch(() => {})
+      admin = null
+      throw err
+    }
+  }
+  const dropAdmin = async (): Promise<void> => {
+    const c = admin
+    admin = null
+    await c?.end().catch(() => {})
+  }
   await start()
   return {
     host,
     port,
     url,
+    terminateBackends,
     // SIGQUIT: immediate shutdown, no checkpoint; committed transactions survive through the WAL.
-    crash: async () => { await stop('SIGQUIT') },
+    crash: async () => { await dropAdmin(); await stop('SIGQUIT') },
     start,
     destroy: async () => {
+      await dropAdmin()
       await stop('SIGINT')
       rmSync(dir, { recursive: true, force: true })
     }

@@ -16,6 +16,14 @@ export interface PrivateRedis {
   start(): Promise<void>
   /** Stop and remove its data directory. */
   destroy(): Promise<void>
+  /** SIGKILL, as a crash or an OOM kill does: what the AOF holds survives (appendOnly), nothing else. */
+  kill(): Promise<void>
+  /** SIGSTOP: the server keeps its connections open and answers nothing, until resume(). */
+  pause(): void
+  /** SIGCONT after pause(). */
+  resume(): void
+  /** The server's process id (undefined while stopped). */
+  pid(): number | undefined
 }
 
 export function redisServerAvailable (): boolean {
@@ -64,10 +72,20 @@ export async function startPrivateRedis (opts: { appendOnly?: boolean } = {}): P
   const stop = async (): Promise<void> => {
     if (!child) return
     const exited = new Promise((resolve) => child!.once('exit', resolve))
+    child.kill('SIGCONT')
     child.kill('SIGTERM')
     await exited
     child = null
     await waitUntil(async () => !(await answers(host, port)), 5000)
+  }
+  const kill = async (): Promise<void> => {
+    const c = child as ReturnType<typeof spawn> | null
+    if (!c) return
+    const exited = new Promise((resolve) => c.once('exit', resolve))
+    c.kill('SIGCONT')
+    c.kill('SIGKILL')
+    await exited
+    child = null
   }
   await start()
   return {
@@ -76,6 +94,10 @@ export async function startPrivateRedis (opts: { appendOnly?: boolean } = {}): P
     url: `redis://${host}:${port}`,
     start,
     stop,
+    kill,
+    pause: () => { (child as ReturnType<typeof spawn> | null)?.kill('SIGSTOP') },
+    resume: () => { (child as ReturnType<typeof spawn> | null)?.kill('SIGCONT') },
+    pid: () => (child as ReturnType<typeof spawn> | null)?.pid,
     destroy: async () => {
       await stop()
       rmSync(dir, { recursive: true, force: true })

@@ -1,5 +1,5 @@
-// Runs worker.ts as a separate process, the way `npm run start:worker` does, and keeps its pino log
-// lines so tests can count what the worker said (e.g. 'scan finished' once per scan).
+// Runs worker.ts as a separate process, the way `npm run start:worker` does (or server.ts, as `npm run start:api`
+// does), and keeps its pino log lines so tests can count what the process said (e.g. 'scan finished' once per scan).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 
@@ -21,6 +21,10 @@ export interface WorkerProcess {
   readonly lines: WorkerLogLine[]
   /** Resolves with the exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>
+  /** Whether the process has exited (by itself or killed). */
+  hasExited(): boolean
+  /** What it wrote to stderr (the first 64 KiB). */
+  stderr(): string
   /** Resolves once the worker logged 'worker started'. */
   ready(ms?: number): Promise<void>
   /** SIGTERM and wait for a graceful exit (SIGKILL after `ms`). */
@@ -30,7 +34,16 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker (env: Record<string, string | undefined>): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker.ts')], {
+  return spawnEntry(['worker.ts'], env, 'worker started')
+}
+
+/** The API alone (`npm run start:api`), listening on env.HOST and env.PORT. */
+export function spawnApi (env: Record<string, string | undefined>): WorkerProcess {
+  return spawnEntry(['server.ts', '--no-worker'], { FASTIFY_AUTOLOAD_TYPESCRIPT: '1', ...env }, 'Server listening at')
+}
+
+function spawnEntry (entry: string[], env: Record<string, string | undefined>, readyMsg: string): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry[0]), ...entry.slice(1)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -70,11 +83,13 @@ export function spawnWorker (env: Record<string, string | undefined>): WorkerPro
     pid: child.pid ?? -1,
     lines,
     exited,
+    hasExited: () => exitCode !== undefined,
+    stderr: () => stderr,
     async ready (ms = 30_000) {
       const deadline = Date.now() + ms
-      while (!lines.some((l) => l.msg === 'worker started')) {
-        if (exitCode !== undefined) throw new Error(`worker exited (${String(exitCode)}) before starting: ${stderr}`)
-        if (Date.now() > deadline) throw new Error(`worker did not start within ${ms} ms: ${stderr}`)
+      while (!lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith(readyMsg))) {
+        if (exitCode !== undefined) throw new Error(`${entry[0]} exited (${String(exitCode)}) before starting: ${stderr}`)
+        if (Date.now() > deadline) throw new Error(`${entry[0]} did not start within ${ms} ms: ${stderr}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     },

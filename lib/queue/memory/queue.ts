@@ -1,5 +1,5 @@
 // In-process priority queue for the embedded default: FIFO within a priority, higher priority first.
-import type { JobHandler, ProcessOptions, QueueCounts, QueueJob, ScanQueue } from '../types'
+import { DeferJobError, type JobHandler, type ProcessOptions, type QueueCounts, type QueueJob, type ScanQueue } from '../types'
 
 export class MemoryQueue implements ScanQueue {
   readonly kind = 'memory' as const
@@ -29,6 +29,16 @@ export class MemoryQueue implements ScanQueue {
     let waiting = 0
     for (const b of this.buckets.values()) waiting += b.length
     return { waiting, active: this.active, ...this.done }
+  }
+
+  async job (id: string): Promise<{ state: string, data: unknown } | null> {
+    // Jobs are not kept once run here: a job seen is reported as done or waiting.
+    if (!this.seen.has(id)) return null
+    for (const b of this.buckets.values()) {
+      const waiting = b.find((j) => j.id === id)
+      if (waiting !== undefined) return { state: 'waiting', data: waiting.data }
+    }
+    return { state: this.controllers.has(id) ? 'active' : 'completed', data: null }
   }
 
   async ping (): Promise<void> {}
@@ -80,11 +90,27 @@ export class MemoryQueue implements ScanQueue {
     this.active++
     const controller = new AbortController()
     this.controllers.set(job.id, controller)
+    let deferred = false
     handler(job, controller.signal)
-      .then(() => { this.done.completed++ }, () => { this.done.failed++ })
+      .then(() => { this.done.completed++ }, (err) => {
+        if (err instanceof DeferJobError && !this.closed) {
+          // Put off without using an attempt, as on BullMQ.
+          deferred = true
+          job.deferredSince = err.since
+          setTimeout(() => {
+            if (this.closed) return
+            const bucket = this.buckets.get(job.priority) ?? []
+            bucket.push(job)
+            this.buckets.set(job.priority, bucket)
+            this.pump()
+          }, err.delayMs).unref()
+          return
+        }
+        this.done.failed++
+      })
       .finally(() => {
         // Counted once the attempt is over, as BullMQ does: a handler's first attempt sees 0.
-        job.attemptsMade++
+        if (!deferred) job.attemptsMade++
         this.controllers.delete(job.id)
         this.active--
         if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w()

@@ -10,6 +10,11 @@ export const DELIVERY_QUEUE_NAME = 'webhooks'
 export class BullDeliveryQueue implements DeliveryQueue {
   readonly kind = 'bullmq' as const
   readonly queue: Queue
+  /**
+   * Told of the 'error' events of this queue's BullMQ objects (a lost connection, mostly). Without a listener
+   * BullMQ writes each one to stderr: a line per connection and reconnect attempt during an outage.
+   */
+  onError: (err: Error) => void = () => {}
   private worker: Worker | null = null
 
   /** `connection` and the connections `openBlocking` opens are the caller's to close, after close(). */
@@ -24,6 +29,7 @@ export class BullDeliveryQueue implements DeliveryQueue {
         removeOnFail: { age: 7 * 24 * 3600, count: 10000 }
       }
     })
+    this.queue.on('error', (err) => this.onError(err))
   }
 
   async add (id: string, job: DeliveryJobData): Promise<void> {
@@ -41,6 +47,7 @@ export class BullDeliveryQueue implements DeliveryQueue {
         throw err
       }
     }, { connection: this.openBlocking(), prefix: this.prefix, concurrency: 8 })
+    this.worker.on('error', (err) => this.onError(err))
   }
 
   async close (): Promise<void> {

@@ -1,7 +1,7 @@
 // BullMQ-backed scan queue: the distributed engine (priorities, retries, stalled-job recovery).
-import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq'
+import { DelayedError, Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { fromQueuePriority, toQueuePriority, type JobHandler, type ProcessOptions, type QueueCounts, type ScanQueue } from '../types'
+import { DeferJobError, fromQueuePriority, toQueuePriority, type JobHandler, type ProcessOptions, type QueueCounts, type ScanQueue } from '../types'
 
 export const SCAN_QUEUE_NAME = 'scans'
 export const JOB_ATTEMPTS = 3
@@ -28,6 +28,11 @@ export class BullQueue implements ScanQueue {
   readonly kind = 'bullmq' as const
   readonly attempts = JOB_ATTEMPTS
   readonly queue: Queue
+  /**
+   * Told of the 'error' events of this queue's BullMQ objects (a lost connection, mostly). Without a listener
+   * BullMQ writes each one to stderr: a line per connection and reconnect attempt during an outage.
+   */
+  onError: (err: Error) => void = () => {}
   private running: Running | null = null
 
   /**
@@ -45,6 +50,7 @@ export class BullQueue implements ScanQueue {
         removeOnFail: { age: 30 * 24 * 3600 }
       }
     })
+    this.queue.on('error', (err) => this.onError(err))
   }
 
   async add<T>(id: string, data: T, priority: number): Promise<void> {
@@ -62,6 +68,13 @@ export class BullQueue implements ScanQueue {
     }
   }
 
+  async job (id: string): Promise<{ state: string, data: unknown, failedReason?: string } | null> {
+    const job = await this.queue.getJob(jobIdFor(id))
+    if (job === undefined || job === null) return null
+    const state = await job.getState()
+    return { state, data: job.data, ...(job.failedReason ? { failedReason: job.failedReason } : {}) }
+  }
+
   async ping (): Promise<void> {
     await this.connection.ping()
   }
@@ -72,11 +85,24 @@ export class BullQueue implements ScanQueue {
 
   async process<T>(handler: JobHandler<T>, opts: ProcessOptions): Promise<void> {
     if (this.running !== null) throw new Error('this queue already runs jobs in this process')
-    const worker = new Worker(this.name, async (job: Job, _token?: string, signal?: AbortSignal) => {
-      const data = job.data as T & { logicalId?: string }
+    const worker = new Worker(this.name, async (job: Job, token?: string, signal?: AbortSignal) => {
+      const data = job.data as T & { logicalId?: string, deferredSince?: number }
       const ac = new AbortController()
       signal?.addEventListener('abort', () => ac.abort(signal.reason), { once: true })
-      await handler({ id: data.logicalId ?? String(job.id), data, priority: fromQueuePriority(job.opts.priority), attemptsMade: job.attemptsMade }, ac.signal)
+      try {
+        await handler({ id: data.logicalId ?? String(job.id), data, priority: fromQueuePriority(job.opts.priority), attemptsMade: job.attemptsMade, deferredSince: data.deferredSince }, ac.signal)
+      } catch (err) {
+        if (!(err instanceof DeferJobError)) throw err
+        try {
+          if (data.deferredSince !== err.since) await job.updateData({ ...data, deferredSince: err.since })
+          await job.moveToDelayed(Date.now() + err.delayMs, token)
+        } catch {
+          // Redis is out too: an ordinary failure, retried (or taken over once the lock expires) as before.
+          throw err.cause
+        }
+        // BullMQ's signal that the job was moved by the processor: no attempt is used.
+        throw new DelayedError()
+      }
     }, {
       connection: this.openBlocking(),
       prefix: this.prefix,
@@ -88,6 +114,8 @@ export class BullQueue implements ScanQueue {
     // Final failures are seen through queue events so that a job failed by the stalled-job checker
     // (its worker died) is handled too.
     const events = new QueueEvents(this.name, { connection: this.openBlocking(), prefix: this.prefix })
+    worker.on('error', (err) => this.onError(err))
+    events.on('error', (err) => this.onError(err))
     const onFinalFailure = opts.onFinalFailure
     if (onFinalFailure !== undefined) {
       events.on('failed', ({ jobId, failedReason }) => {

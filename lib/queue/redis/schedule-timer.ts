@@ -12,11 +12,17 @@ interface DueJobData { scheduleId: string }
 export class BullScheduleTimer implements ScheduleTimer {
   readonly kind = 'bullmq' as const
   readonly queue: Queue
+  /**
+   * Told of the 'error' events of this queue's BullMQ objects (a lost connection, mostly). Without a listener
+   * BullMQ writes each one to stderr: a line per connection and reconnect attempt during an outage.
+   */
+  onError: (err: Error) => void = () => {}
   private worker: Worker | null = null
 
   /** `connection` and the connections `openBlocking` opens are the caller's to close, after close(). */
   constructor (connection: Redis, private readonly prefix: string, private readonly openBlocking: () => Redis, private readonly name = SCHEDULE_QUEUE_NAME) {
     this.queue = new Queue(name, { connection, prefix })
+    this.queue.on('error', (err) => this.onError(err))
   }
 
   async upsert (id: string, cron: string, timezone: string): Promise<void> {
@@ -49,6 +55,7 @@ export class BullScheduleTimer implements ScheduleTimer {
       const due = typeof job.opts.prevMillis === 'number' ? job.opts.prevMillis : job.timestamp + (job.opts.delay ?? 0)
       await handler(job.data.scheduleId, new Date(due))
     }, { connection: this.openBlocking(), prefix: this.prefix, concurrency: 4 })
+    this.worker.on('error', (err) => this.onError(err))
   }
 
   async close (): Promise<void> {

@@ -435,6 +435,8 @@ export class MemoryResultsStore implements ResultsStore {
     return String(this.revision)
   }
 
+  async ping (): Promise<void> {}
+
   async getHost (address: string): Promise<HostRecord | null> {
     return this.hosts.get(normalizeAddress(address) ?? address)?.record ?? null
   }

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -67,6 +67,7 @@ export class MemoryStore implements Store {
     Object.assign(s, structuredClone(rest))
     if (hostsTotal !== undefined) s.progress.hostsTotal = hostsTotal
     if (portsTotal !== undefined) s.progress.portsTotal = portsTotal
+    if (isTerminal(s.status)) this.outbox.set(outboxKey({ kind: 'scan', scanId: id }), Date.now())
     this.events.changed(id)
     return { applied: true, scan: this.view(s) }
   }
@@ -86,6 +87,9 @@ export class MemoryStore implements Store {
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
+    // A scan that ended keeps the progress it had then (a batch still running does not move it).
+    const scan = this.scans.get(id)
+    if (scan !== undefined && isTerminal(scan.status)) return
     let m = this.batchProgress.get(id)
     if (!m) this.batchProgress.set(id, m = new Map())
     const cur = m.get(batch) ?? { hostsDone: 0, portsDone: 0 }
@@ -225,7 +229,7 @@ export class MemoryStore implements Store {
     return this.schedules.delete(id)
   }
 
-  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string, missed: Date[] = []): Promise<ScheduleClaim> {
     const s = this.schedules.get(id)
     if (!s) return { outcome: 'gone' }
     if (!s.enabled) return { outcome: 'disabled' }
@@ -233,13 +237,20 @@ export class MemoryStore implements Store {
     if (due <= (this.scheduleSeen.get(id) ?? -1)) {
       return s.lastRun?.scanId === scanId ? { outcome: 'again', schedule: structuredClone(s) } : { outcome: 'stale' }
     }
-    this.scheduleSeen.set(id, due)
+    this.scheduleSeen.set(id, Math.max(due, ...missed.map((m) => m.getTime())))
+    const recordMissed = (): void => {
+      for (const m of missed) s.skipped.unshift({ dueAt: m.toISOString(), reason: 'no_worker' })
+      s.skippedTotal += missed.length
+      s.skipped = s.skipped.slice(0, SKIPPED_RUNS_KEPT)
+    }
     const last = s.lastRun === undefined ? undefined : this.scans.get(s.lastRun.scanId)
     if (last !== undefined && !isTerminal(last.status)) {
       s.skippedTotal++
-      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      s.skipped = [{ dueAt: dueAt.toISOString(), inFlight: last.id, reason: 'in_flight' as const }, ...s.skipped].slice(0, SKIPPED_RUNS_KEPT)
+      recordMissed()
       return { outcome: 'skipped', schedule: structuredClone(s), inFlight: last.id }
     }
+    recordMissed()
     s.lastRun = { dueAt: dueAt.toISOString(), scanId }
     s.runs++
     return { outcome: 'run', schedule: structuredClone(s) }
@@ -268,6 +279,7 @@ export class MemoryStore implements Store {
 
   async deleteWebhook (id: string): Promise<boolean> {
     this.deliveries.delete(id)
+    this.failed.delete(id)
     return this.webhooks.delete(id)
   }
 
@@ -282,5 +294,49 @@ export class MemoryStore implements Store {
   async listWebhookDeliveries (webhookId: string, opts: ListOptions): Promise<Page<WebhookDelivery>> {
     const log = this.deliveries.get(webhookId) ?? []
     return { items: log.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: log.length }
+  }
+
+  private readonly failed = new Map<string, Map<string, FailedDelivery>>()
+  private readonly outbox = new Map<string, number>()
+
+  async keepFailedDelivery (failed: FailedDelivery): Promise<void> {
+    if (!this.webhooks.has(failed.webhookId)) return
+    const m = this.failed.get(failed.webhookId) ?? new Map<string, FailedDelivery>()
+    m.delete(failed.eventId)
+    m.set(failed.eventId, structuredClone(failed))
+    this.failed.set(failed.webhookId, m)
+  }
+
+  async listFailedDeliveries (webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>> {
+    const all = [...(this.failed.get(webhookId)?.values() ?? [])].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((d) => structuredClone(d)), total: all.length }
+  }
+
+  async getFailedDelivery (webhookId: string, eventId: string): Promise<FailedDelivery | null> {
+    const f = this.failed.get(webhookId)?.get(eventId)
+    return f === undefined ? null : structuredClone(f)
+  }
+
+  async dropFailedDelivery (webhookId: string, eventId: string): Promise<void> {
+    this.failed.get(webhookId)?.delete(eventId)
+  }
+
+  async addOutbox (entries: OutboxEntry[]): Promise<void> {
+    for (const e of entries) this.outbox.set(outboxKey(e), Date.now())
+  }
+
+  async listOutbox (olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]> {
+    const out: { key: string, entry: OutboxEntry }[] = []
+    const before = Date.now() - olderThanMs
+    for (const [key, at] of [...this.outbox].sort((a, b) => a[1] - b[1])) {
+      if (at > before || out.length >= limit) break
+      const entry = parseOutboxKey(key)
+      if (entry !== null) out.push({ key, entry })
+    }
+    return out
+  }
+
+  async removeOutbox (keys: string[]): Promise<void> {
+    for (const k of keys) this.outbox.delete(k)
   }
 }

@@ -370,6 +370,10 @@ export class PostgresResultsStore implements ResultsStore {
     this.vacuuming = this.vacuum().then(() => {}, () => {}).finally(() => { this.vacuuming = null })
   }
 
+  async ping (): Promise<void> {
+    await this.pool.query('SELECT 1')
+  }
+
   /** VACUUM (ANALYZE) of the tables host writes change: what a writer runs in the background every VACUUM_AFTER rows. */
   async vacuum (): Promise<void> {
     await this.pool.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES}`)
@@ -380,10 +384,30 @@ export class PostgresResultsStore implements ResultsStore {
     return (await this.pool.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum === 'on'
   }
 
+  /**
+   * A client of the pool, held until `release`. pg emits 'error' on a client whose connection is lost (the server
+   * restarted, pg_terminate_backend, idle_in_transaction_session_timeout) even between queries; the pool listens
+   * only while the client is idle in it, so a held client needs a listener of its own, or the error ends the
+   * process. The error is kept: the next query fails anyway, and the connection is dropped from the pool.
+   */
+  private async checkout (): Promise<{ client: PoolClient, release: (err?: Error) => void }> {
+    const client = await this.pool.connect()
+    let lost: Error | undefined
+    const onError = (err: Error): void => { lost ??= err }
+    client.on('error', onError)
+    return {
+      client,
+      release: (err) => {
+        client.removeListener('error', onError)
+        client.release(err ?? lost)
+      }
+    }
+  }
+
   /** Run `fn` in a transaction, again from the start on a deadlock or serialization failure. */
   private async transaction<T> (fn: (c: PoolClient) => Promise<T>, isolation = 'READ COMMITTED'): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect()
+      const { client, release } = await this.checkout()
       let broken: Error | undefined
       try {
         await client.query(`BEGIN ISOLATION LEVEL ${isolation}`)
@@ -396,7 +420,7 @@ export class PostgresResultsStore implements ResultsStore {
         if (code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS && broken === undefined) continue
         throw err
       } finally {
-        client.release(broken)
+        release(broken)
       }
     }
   }
@@ -899,7 +923,8 @@ export class PostgresResultsStore implements ResultsStore {
       values.push(query.offset)
       text += ` OFFSET $${values.length}`
     }
-    const client = await this.pool.connect()
+    // The reader may take its time between rows: the connection can be lost while no query runs.
+    const { client, release } = await this.checkout()
     let broken: Error | undefined
     let cursor: Cursor<{ record: FindingRecord }> | undefined
     try {
@@ -922,7 +947,7 @@ export class PostgresResultsStore implements ResultsStore {
           broken = err as Error
         }
       }
-      client.release(broken)
+      release(broken)
     }
   }
 

@@ -1,7 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
@@ -11,23 +11,63 @@ import { targetsDigest, targetsKey } from '../../scanner/targets'
 /** Scans of the same targets read at a time while looking for a previous one in some status. */
 const PREVIOUS_PAGE = 50
 
-// Merge fields into a scan's state hash unless its status is terminal; move it between status sets.
-// KEYS: state hash, status-set prefix. ARGV: scan id, score, then field/value pairs.
+// Write a new scan whole, in one step: its request, its state and every index, or nothing (a Redis that died
+// between a SET NX and a later MULTI left a request with no state: queued for ever, invisible to lists and DELETE).
+// A request found without its state (left so by an older version) is made whole here, as queued.
+// KEYS: request, state hash, scans, the status set, the scans of the same targets. ARGV: id, score, request JSON,
+// then state field/value pairs. Returns 1 created, 2 repaired, 0 already there.
+const CREATE_SCAN_LUA = `
+local function index ()
+  for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+end
+if redis.call('SET', KEYS[1], ARGV[3], 'NX') then
+  index()
+  return 1
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  index()
+  return 2
+end
+return 0
+`
+
+// Merge fields into a scan's state hash unless its status is terminal; move it between status sets. A scan whose
+// request exists without its state (see CREATE_SCAN_LUA) is made whole first, as queued, rather than left unseen.
+// A change that ends the scan adds its webhook outbox entry in the same step, so no crash can lose the event.
+// KEYS: state hash, status-set prefix, request, scans, the scans of the same targets, the outbox. ARGV: scan id,
+// score, then field/value pairs.
 const UPDATE_SCAN_LUA = `
 local cur = redis.call('HGET', KEYS[1], 'status')
-if not cur then return -1 end
+if not cur then
+  if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
+  cur = 'queued'
+  redis.call('HSET', KEYS[1], 'status', cur)
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[2] .. cur, ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+end
 if cur == 'completed' or cur == 'failed' or cur == 'cancelled' then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local new = redis.call('HGET', KEYS[1], 'status')
 if new ~= cur then
   redis.call('ZREM', KEYS[2] .. cur, ARGV[1])
   redis.call('ZADD', KEYS[2] .. new, ARGV[2], ARGV[1])
+  if new == 'completed' or new == 'failed' or new == 'cancelled' then
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[6], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'scan|' .. ARGV[1])
+  end
 end
 return 1
 `
 
-// Raise a batch's progress counters, never lower them. KEYS: progress hash. ARGV: batch, hostsDone, portsDone.
+// Raise a batch's progress counters, never lower them; a scan that ended keeps the progress it had then.
+// KEYS: progress hash, state hash. ARGV: batch, hostsDone, portsDone.
 const BATCH_PROGRESS_LUA = `
+local status = redis.call('HGET', KEYS[2], 'status')
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
 local fields = { ARGV[1] .. ':h', ARGV[1] .. ':p' }
 for i, f in ipairs(fields) do
   local v = tonumber(ARGV[i + 1])
@@ -38,7 +78,8 @@ return 1
 `
 
 // Decide one due time of a schedule. KEYS: definition, run-state hash, skipped list, the last run's scan state hash.
-// ARGV: due ms, due ISO, new scan id, the last run's scan id as read before (empty: none), entries kept, skipped entry.
+// ARGV: due ms, due ISO, new scan id, the last run's scan id as read before (empty: none), entries kept, skipped entry,
+// then pairs of a later due time missed while no worker ran (ms, skipped entry), oldest first.
 // The last run is compared with what the caller read: when another process moved it meanwhile, 'retry'.
 const CLAIM_SCHEDULE_LUA = `
 local def = redis.call('GET', KEYS[1])
@@ -53,15 +94,24 @@ if due <= seen then
   return 'stale'
 end
 redis.call('HSET', KEYS[2], 'seen', ARGV[1])
+local function missed ()
+  for i = 7, #ARGV, 2 do
+    redis.call('HINCRBY', KEYS[2], 'skippedTotal', 1)
+    redis.call('LPUSH', KEYS[3], ARGV[i + 1])
+    redis.call('HSET', KEYS[2], 'seen', ARGV[i])
+  end
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+end
 if last ~= '' then
   local status = redis.call('HGET', KEYS[4], 'status')
   if status == 'queued' or status == 'running' then
     redis.call('HINCRBY', KEYS[2], 'skippedTotal', 1)
     redis.call('LPUSH', KEYS[3], ARGV[6])
-    redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+    missed()
     return 'skipped'
   end
 end
+missed()
 redis.call('HSET', KEYS[2], 'lastScanId', ARGV[3], 'lastDue', ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'runs', 1)
 return 'run'
@@ -85,12 +135,23 @@ redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 return 1
 `
 
+// Keep a delivery that failed for good while its webhook exists; a failure of the same event replaces the earlier.
+// KEYS: webhook record, its failed hash. ARGV: event id, entry.
+const KEEP_FAILED_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`
+
 type RedisWithCommands = Redis & {
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
-  vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string): Promise<string>
-  vulnscanUpdateScan(stateKey: string, statusPrefix: string, id: string, score: number, ...fields: string[]): Promise<number>
-  vulnscanBatchProgress(key: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
+  vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string, ...missed: (string | number)[]): Promise<string>
+  vulnscanKeepFailed(webhook: string, failed: string, eventId: string, entry: string): Promise<number>
+  vulnscanUpdateScan(stateKey: string, statusPrefix: string, requestKey: string, scansKey: string, targetsKey: string, outboxKey: string, id: string, score: number, ...fields: string[]): Promise<number>
+  vulnscanCreateScan(requestKey: string, stateKey: string, scansKey: string, statusKey: string, targetsKey: string, id: string, score: number, request: string, ...fields: string[]): Promise<number>
+  vulnscanBatchProgress(key: string, state: string, batch: number, hostsDone: number, portsDone: number): Promise<number>
 }
 
 // The scan request is immutable JSON; what changes lives in a hash so that concurrent workers update
@@ -106,8 +167,10 @@ export class RedisStore implements Store {
   constructor (redis: Redis, private readonly prefix: string) {
     this.channel = scanEventsChannel(prefix)
     if (typeof (redis as unknown as Partial<RedisWithCommands>).vulnscanUpdateScan !== 'function') {
-      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 2, lua: UPDATE_SCAN_LUA })
-      redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 1, lua: BATCH_PROGRESS_LUA })
+      redis.defineCommand('vulnscanUpdateScan', { numberOfKeys: 6, lua: UPDATE_SCAN_LUA })
+      redis.defineCommand('vulnscanKeepFailed', { numberOfKeys: 2, lua: KEEP_FAILED_LUA })
+      redis.defineCommand('vulnscanCreateScan', { numberOfKeys: 5, lua: CREATE_SCAN_LUA })
+      redis.defineCommand('vulnscanBatchProgress', { numberOfKeys: 2, lua: BATCH_PROGRESS_LUA })
       redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
       redis.defineCommand('vulnscanReplaceIf', { numberOfKeys: 1, lua: REPLACE_IF_LUA })
       redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
@@ -138,18 +201,11 @@ export class RedisStore implements Store {
 
   async createScan (scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }> {
     const { status, startedAt, finishedAt, reason, summary, progress, batches, ...request } = scan
-    const ok = await this.redis.set(this.scanKey(scan.id), JSON.stringify(request), 'NX')
-    if (ok === 'OK') {
-      const score = Date.parse(scan.createdAt)
-      await this.redis.multi()
-        .hset(this.scanKey(scan.id, 'state'), this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches }))
-        .zadd(this.key('scans'), score, scan.id)
-        .zadd(this.key('scans', 'status', scan.status), score, scan.id)
-        .zadd(this.scansOfTargetsKey(scan.targets), score, scan.id)
-        .exec()
-      this.changed(scan.id)
-      return { created: true, scan }
-    }
+    const state = this.stateFields({ status, startedAt, finishedAt, reason, summary, hostsTotal: progress.hostsTotal, portsTotal: progress.portsTotal, batches })
+    const r = await this.redis.vulnscanCreateScan(this.scanKey(scan.id), this.scanKey(scan.id, 'state'), this.key('scans'), this.key('scans', 'status', scan.status),
+      this.scansOfTargetsKey(scan.targets), scan.id, Date.parse(scan.createdAt), JSON.stringify(request), ...Object.entries(state).flat())
+    if (r !== 0) this.changed(scan.id)
+    if (r === 1) return { created: true, scan }
     const existing = await this.getScan(scan.id)
     if (!existing) return this.createScan(scan)
     return { created: false, scan: existing }
@@ -233,9 +289,11 @@ export class RedisStore implements Store {
   async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
     const raw = await this.redis.get(this.scanKey(id))
     if (raw === null) return null
-    const score = Date.parse((JSON.parse(raw) as ScanRecord).createdAt)
+    const request = JSON.parse(raw) as ScanRecord
+    const score = Date.parse(request.createdAt)
     const fields = Object.entries(this.stateFields(patch)).flat()
-    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), id, score, ...fields)
+    const r = await this.redis.vulnscanUpdateScan(this.scanKey(id, 'state'), this.key('scans', 'status', ''), this.scanKey(id), this.key('scans'), this.scansOfTargetsKey(request.targets),
+      this.key('webhook-outbox'), id, score, ...fields)
     if (r === 1) this.changed(id)
     const scan = await this.getScan(id)
     if (r === -1 || scan === null) return null
@@ -243,7 +301,7 @@ export class RedisStore implements Store {
   }
 
   async reportBatchProgress (id: string, batch: number, progress: { hostsDone: number, portsDone: number }): Promise<void> {
-    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), batch, progress.hostsDone, progress.portsDone)
+    await this.redis.vulnscanBatchProgress(this.scanKey(id, 'progress'), this.scanKey(id, 'state'), batch, progress.hostsDone, progress.portsDone)
     this.changed(id)
   }
 
@@ -465,12 +523,13 @@ export class RedisStore implements Store {
     return n === 1
   }
 
-  async claimScheduleRun (id: string, dueAt: Date, scanId: string): Promise<ScheduleClaim> {
+  async claimScheduleRun (id: string, dueAt: Date, scanId: string, missed: Date[] = []): Promise<ScheduleClaim> {
+    const missedArgs = missed.flatMap((m) => [m.getTime(), JSON.stringify({ dueAt: m.toISOString(), reason: 'no_worker' })])
     for (let attempt = 0; attempt < 20; attempt++) {
       const last = await this.redis.hget(this.scheduleKey(id, 'runs'), 'lastScanId') ?? ''
-      const entry = JSON.stringify({ dueAt: dueAt.toISOString(), inFlight: last })
+      const entry = JSON.stringify({ dueAt: dueAt.toISOString(), inFlight: last, reason: 'in_flight' })
       const r = await this.redis.vulnscanClaimSchedule(this.scheduleKey(id), this.scheduleKey(id, 'runs'), this.scheduleKey(id, 'skipped'),
-        last === '' ? this.scanKey('-', 'state') : this.scanKey(last, 'state'), dueAt.getTime(), dueAt.toISOString(), scanId, last, SKIPPED_RUNS_KEPT, entry)
+        last === '' ? this.scanKey('-', 'state') : this.scanKey(last, 'state'), dueAt.getTime(), dueAt.toISOString(), scanId, last, SKIPPED_RUNS_KEPT, entry, ...missedArgs)
       if (r === 'retry') continue
       if (r === 'gone' || r === 'disabled' || r === 'stale') return { outcome: r }
       const schedule = await this.getSchedule(id)
@@ -481,7 +540,7 @@ export class RedisStore implements Store {
     throw new Error(`schedule '${id}': its last run kept changing while a run was claimed`)
   }
 
-  private webhookKey (id: string, part?: 'deliveries'): string {
+  private webhookKey (id: string, part?: 'deliveries' | 'failed'): string {
     return part === undefined ? this.key('webhook', keySegment(id)) : this.key('webhook', keySegment(id), part)
   }
 
@@ -523,7 +582,7 @@ export class RedisStore implements Store {
   async deleteWebhook (id: string): Promise<boolean> {
     const [[, n]] = await this.redis.multi()
       .del(this.webhookKey(id))
-      .unlink(this.webhookKey(id, 'deliveries'))
+      .unlink(this.webhookKey(id, 'deliveries'), this.webhookKey(id, 'failed'))
       .zrem(this.key('webhooks'), id)
       .exec() as [[null, number], unknown, unknown]
     return n === 1
@@ -540,5 +599,40 @@ export class RedisStore implements Store {
       .lrange(key, opts.offset, opts.offset + opts.limit - 1)
       .exec() as [[null, number], [null, string[]]]
     return { items: raws.map((r) => JSON.parse(r) as WebhookDelivery), total }
+  }
+
+  async keepFailedDelivery (failed: FailedDelivery): Promise<void> {
+    await this.redis.vulnscanKeepFailed(this.webhookKey(failed.webhookId), this.webhookKey(failed.webhookId, 'failed'), failed.eventId, JSON.stringify(failed))
+  }
+
+  async listFailedDeliveries (webhookId: string, opts: ListOptions): Promise<Page<FailedDelivery>> {
+    // A hash keeps insertion order while it is small; the newest is sorted first by its time anyway.
+    const all = (await this.redis.hvals(this.webhookKey(webhookId, 'failed'))).map((v) => JSON.parse(v) as FailedDelivery)
+      .sort((a, b) => b.failedAt.localeCompare(a.failedAt))
+    return { items: all.slice(opts.offset, opts.offset + opts.limit), total: all.length }
+  }
+
+  async getFailedDelivery (webhookId: string, eventId: string): Promise<FailedDelivery | null> {
+    const raw = await this.redis.hget(this.webhookKey(webhookId, 'failed'), eventId)
+    return raw === null ? null : JSON.parse(raw) as FailedDelivery
+  }
+
+  async dropFailedDelivery (webhookId: string, eventId: string): Promise<void> {
+    await this.redis.hdel(this.webhookKey(webhookId, 'failed'), eventId)
+  }
+
+  async addOutbox (entries: OutboxEntry[]): Promise<void> {
+    if (entries.length === 0) return
+    const now = Date.now()
+    await this.redis.zadd(this.key('webhook-outbox'), 'NX', ...entries.flatMap((e) => [now, outboxKey(e)]))
+  }
+
+  async listOutbox (olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]> {
+    const keys = await this.redis.zrangebyscore(this.key('webhook-outbox'), '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit)
+    return keys.flatMap((key) => { const entry = parseOutboxKey(key); return entry === null ? [] : [{ key, entry }] })
+  }
+
+  async removeOutbox (keys: string[]): Promise<void> {
+    if (keys.length > 0) await this.redis.zrem(this.key('webhook-outbox'), ...keys)
   }
 }

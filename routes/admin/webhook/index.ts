@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import { randomUUID } from 'node:crypto'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import {
-  PageWebhookDeliverySchema, PageWebhookSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookIdParamsSchema,
+  PageWebhookDeliverySchema, PageWebhookSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookIdParamsSchema, WebhookDeliveriesQuerySchema, WebhookDeliveryParamsSchema, WebhookRedeliverySchema,
   WebhookListQuerySchema, WebhookPatchSchema, WebhookSchema
 } from '../../../schemas/webhook'
 import { NotFoundError, WebhookUrlError } from '../../../lib/errors'
@@ -141,16 +141,48 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'listWebhookDeliveries',
       tags: ['webhooks'],
       summary: 'A webhook\'s delivery log',
-      description: 'Every attempt, newest first (the latest 200): time, event, status code or error, attempt number, duration.',
+      description: 'Every attempt, newest first (the latest 200): time, event, status code or error, attempt number, duration. ' +
+        'With `failed=true`, the deliveries that failed for good and are kept for redelivery instead (each event\'s last attempt, ' +
+        'its `eventId` the delivery id to retry): kept until delivered or the webhook is deleted.',
       params: WebhookIdParamsSchema,
-      querystring: WebhookListQuerySchema,
+      querystring: WebhookDeliveriesQuerySchema,
       response: { 200: reply(PageWebhookDeliverySchema, 'A page of delivery attempts'), ...errors(400, 401, 403, 404, 429, 503) }
     }
   }, async (request) => {
     const { limit, offset } = paging(request.query)
     await find(request.params.id)
+    if (request.query.failed === true) {
+      const page = await fastify.store.listFailedDeliveries(request.params.id, { limit, offset })
+      const items = page.items.map((f) => ({
+        id: f.eventId, at: f.failedAt, event: f.event, eventId: f.eventId, attempt: f.attempts, statusCode: f.statusCode, error: f.error, durationMs: 0, ok: false, willRetry: false
+      }))
+      return { items, total: page.total, limit, offset }
+    }
     const page = await fastify.store.listWebhookDeliveries(request.params.id, { limit, offset })
     return { ...page, limit, offset }
+  })
+
+  fastify.post('/:id/deliveries/:delivery/retry', {
+    config: adminOnly,
+    schema: {
+      operationId: 'retryWebhookDelivery',
+      tags: ['webhooks'],
+      summary: 'Deliver a failed event again',
+      description: 'Queues a delivery that failed for good (listed with `failed=true`) again, with the same body, signature input ' +
+        'and delivery id (X-Vulnscan-Delivery), so a receiver that saw it before can tell. Its attempts start again; it leaves the ' +
+        'failed list once delivered. Deliveries are at least once and not ordered: a retried event arrives after later ones.',
+      params: WebhookDeliveryParamsSchema,
+      response: { 200: reply(WebhookRedeliverySchema, 'Queued'), ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
+    }
+  }, async (request) => {
+    const { id, delivery } = request.params
+    await find(id)
+    const failed = await fastify.store.getFailedDelivery(id, delivery)
+    if (failed === null) throw new NotFoundError(`No failed delivery '${delivery}' is kept for webhook '${id}'`)
+    // A job id of its own: the failed job keeps the original id, which the queue would take as already done.
+    await fastify.backends.deliveries.add(`${failed.eventId}:${id}:retry:${Date.now()}`, { webhookId: id, event: failed.event, eventId: failed.eventId, body: failed.body, retry: true })
+    request.log.info({ webhookId: id, eventId: failed.eventId }, 'webhook delivery queued again')
+    return { status: 'queued' as const, delivery: failed.eventId, event: failed.event }
   })
 
   fastify.post('/:id/test', {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
 import { ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
@@ -62,7 +63,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       // Also on a re-post: an add that failed before is made good, and an add that succeeded is a no-op.
       await fastify.scanQueue.add<ScanJobData>(scan.id, { scanId: scan.id }, scan.priority)
     } catch (err) {
-      request.log.error({ err, scanId: scan.id }, 'could not enqueue scan')
+      request.log.warn({ error: describeError(err), scanId: scan.id }, 'could not enqueue scan: the sweep queues it later')
       throw new QueueUnavailableError()
     }
     if (created) request.log.info({ scanId: scan.id, priority: scan.priority, template: scan.template }, 'scan queued')
@@ -154,7 +155,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       if (f.last !== null && f.last.id === event.id) return
       f.last = event
       for (const s of f.streams) s(event)
-    }).catch((err) => fastify.log.warn({ err, scanId: id }, 'scan stream read failed')).finally(() => {
+    }).catch((err) => fastify.log.debug({ error: describeError(err), scanId: id }, 'scan stream read failed')).finally(() => {
       f.reading = false
       if (f.again) { f.again = false; read(id, f) }
     })

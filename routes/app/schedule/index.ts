@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScheduleSchema, ScheduleCreateSchema, ScheduleIdParamsSchema, ScheduleListQuerySchema, SchedulePatchSchema, ScheduleSchema } from '../../../schemas/schedule'
 import { KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
@@ -53,7 +54,7 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       if (s !== null && s.enabled) await fastify.backends.scheduler.upsert(s.id, s.cron, s.timezone)
       else await fastify.backends.scheduler.remove(id)
     } catch (err) {
-      log.error({ err, scheduleId: id }, 'could not update the schedule timer')
+      log.error({ error: describeError(err), scheduleId: id }, 'could not update the schedule timer')
       throw new SchedulerUnavailableError()
     }
   }
