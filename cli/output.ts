@@ -190,6 +190,12 @@ export function auditTable (entries: AuditEntry[]): string {
   return t.toString()
 }
 
+export function refusedTable (counts: Schemas['RefusedCount'][]): string {
+  const t = newTable(['from', 'window start', 'window end', 'refused'])
+  for (const c of counts) t.push([c.ip, c.windowStart, c.windowEnd, String(c.count)])
+  return t.toString()
+}
+
 /** One line per severity with a count, worst first, e.g. `2 critical, 1 high`. */
 export function severityCounts (findings: Finding[]): string {
   const counts = new Map<string, number>()

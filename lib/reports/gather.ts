@@ -29,6 +29,8 @@ export interface ReportSource {
   scan: ScanRecord
   results: ResultsStore
   filters: ReportFilters
+  /** The reading key's scope: hosts outside it, and their findings, are left out (absent: none are). */
+  scope?: readonly string[]
   generatedAt: string
 }
 
@@ -63,6 +65,7 @@ export async function * reportHosts (src: ReportSource): AsyncGenerator<HostReco
     const page = await src.results.listHosts({
       scanId: src.scan.id,
       ...(src.filters.tag !== undefined ? { tag: src.filters.tag } : {}),
+      ...(src.scope !== undefined ? { scope: src.scope } : {}),
       sort: 'address',
       order: 'asc',
       limit: HOST_PAGE,
@@ -85,7 +88,8 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
  */
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
   const { tag, minSeverity } = src.filters
-  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), sort: 'cvss', order: 'desc' })) {
+  const scope = src.scope !== undefined ? { scope: src.scope } : {}
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...scope, sort: 'cvss', order: 'desc' })) {
     if (atLeast(f.severity, minSeverity)) yield f
   }
 }

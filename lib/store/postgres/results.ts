@@ -19,6 +19,7 @@ import {
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { editedTags } from '../../tags'
 import type { ListPosition } from '../../list-cursor'
+import { scopeNetworks } from '../../scanner/targets'
 
 const EXPLOIT_BATCH = 1000
 /** Findings read and rewritten per transaction by refreshExploitContext. */
@@ -331,6 +332,19 @@ function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, addr
 const LOCK_HOSTS = `
 SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(a, 7310) AS k FROM unnest($1::text[]) AS a ORDER BY 1) AS s`
 
+/**
+ * A key's scope as inet networks for `address::inet <<= ANY(…)`: each IPv4 network also as its IPv4-mapped IPv6
+ * network, since a host may be stored under that spelling and the scope treats the two alike.
+ */
+function scopeInets (scope: readonly string[]): string[] {
+  return scopeNetworks(scope).flatMap((n) => n.family === 4 ? [n.cidr, `::ffff:${n.cidr.split('/')[0]}/${96 + n.prefix}`] : [n.cidr])
+}
+
+/** Whether a query carries a key's scope (which the kept counts know nothing of). */
+function scoped (query: { scope?: readonly string[] }): boolean {
+  return query.scope !== undefined && query.scope.length > 0
+}
+
 function escapeLike (s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
@@ -609,6 +623,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.hasFindings !== undefined) where.push(query.hasFindings ? 'findings_count > 0' : 'findings_count = 0')
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
+    if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const count = async (): Promise<number> => await this.countHosts(query, where.length === 0 ? null : `SELECT count(*) AS n FROM hosts ${clause}`, p)
     if (where.length === 0 && query.offset === 0 && query.after === undefined) {
@@ -643,6 +658,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.tag !== undefined) facets.push(['tag', query.tag])
     const noQ = query.q === undefined || query.q === ''
     // A scan's hosts are its rows: each written with its host and deleted with it (the primary key's own order).
+    if (scoped(query)) return Number((await this.pool.query<{ n: string }>(counting, p.values)).rows[0].n)
     if (query.scanId !== undefined && facets.length === 0 && noQ && query.minSeverity === undefined && query.hasFindings === undefined) {
       return Number((await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM scan_hosts WHERE scan_id = $1', [query.scanId])).rows[0].n)
     }
@@ -748,6 +764,7 @@ export class PostgresResultsStore implements ResultsStore {
     }
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
+    if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
     if (query.tag !== undefined) {
       where.push(group === 'walk'
         ? `EXISTS (SELECT 1 FROM hosts h WHERE h.address = findings.address AND h.tags @> ARRAY[${p.add(query.tag)}::text])`
@@ -777,6 +794,7 @@ export class PostgresResultsStore implements ResultsStore {
 
   /** The one group whose counts answer the query's total: a scan's or a tag's, with counted filters only beside it. */
   private countedGroup (query: FindingExportQuery): string | null {
+    if (scoped(query)) return null
     if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined) return null
     if (query.scanId !== undefined) return query.tag === undefined ? scanGroup(query.scanId) : null
     return query.tag === undefined ? null : tagGroup(query.tag)
@@ -799,7 +817,8 @@ export class PostgresResultsStore implements ResultsStore {
   private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
     const group = this.countedGroup(query)
     if (group !== null) return (await this.groupCounts(query, group)).n
-    // The counts tables know nothing of hosts or CVEs: those filters are counted row by row.
+    // The counts tables know nothing of hosts, CVEs or scopes: those filters are counted row by row.
+    if (scoped(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
       query.confidence === undefined && query.minCvss === undefined && query.tag === undefined) {
       return await this.countByEpss(query, query.minEpss)

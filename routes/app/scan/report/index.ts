@@ -6,7 +6,8 @@ import { ScanIdParamsSchema, ScanSchema } from '../../../../schemas/scan'
 import { FindingSchema } from '../../../../schemas/finding'
 import { HostSchema } from '../../../../schemas/host'
 import { ReportQuerySchema, ScanReportSchema } from '../../../../schemas/report'
-import { ConflictError, NotAcceptableError, NotFoundError } from '../../../../lib/errors'
+import { ConflictError, NotAcceptableError } from '../../../../lib/errors'
+import { scanView } from '../../../../lib/ownership'
 import { reportable, type ReportFormat, type ReportSource } from '../../../../lib/reports/gather'
 import { jsonReport, type JsonSerializers } from '../../../../lib/reports/json'
 import { csvReport } from '../../../../lib/reports/csv'
@@ -110,13 +111,13 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
       }
       format = BY_MEDIA.get(type as string) as ReportFormat
     }
-    const scan = await fastify.store.getScan(id)
-    if (scan === null) throw new NotFoundError(`No scan with id '${id}'`)
+    const scan = scanView(fastify.owned.actor(request), await fastify.owned.read(request, 'scan', id))
     if (!reportable(scan)) throw new ConflictError(`Scan '${id}' is ${scan.status}: its report is ready once it ends`)
     const src: ReportSource = {
       scan,
       results: fastify.results,
       filters: { ...(tag !== undefined ? { tag } : {}), ...(minSeverity !== undefined ? { minSeverity } : {}) },
+      scope: fastify.owned.scope(request),
       generatedAt: new Date().toISOString()
     }
     const f = FORMATS[format]
