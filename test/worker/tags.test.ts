@@ -102,7 +102,7 @@ test('targetTags are looked up when the scan is planned: tags taken off after th
 })
 
 test('a schedule\'s runs carry its tags and target the hosts tagged at each run', async (t) => {
-  const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, SCHEDULE_MIN_INTERVAL: 1 })
   const one = await listener(t)
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'seed', targets: [{ value: one.host, type: 'single_ip' }], options: { template: 'discovery', ports: String(one.port) } } })
   for (let i = 0; i < 100 && !TERMINAL.includes((await app.inject({ url: '/app/scan/seed', headers: auth })).json().status); i++) await sleep(100)
