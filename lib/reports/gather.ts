@@ -8,6 +8,7 @@ import type { HostRecord, ScanRecord } from '../store/types'
 import type { FindingStatus } from '../vocabulary'
 import { GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
+import { turn } from '../event-loop'
 
 export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html'] as const
 export type ReportFormat = typeof REPORT_FORMATS[number]
@@ -58,6 +59,8 @@ export function dataSourcesOf (scan: ScanRecord): DataSources | null {
 }
 
 const HOST_PAGE = 500
+/** Hosts or findings a report reads between two turns of the event loop, so that ten reports at once do not hold /health up. */
+const ITEMS_PER_TURN = 25
 
 /** Every host the scan saw (up or down), in address order. */
 export async function * reportHosts (src: ReportSource): AsyncGenerator<HostRecord> {
@@ -71,7 +74,10 @@ export async function * reportHosts (src: ReportSource): AsyncGenerator<HostReco
       limit: HOST_PAGE,
       offset
     })
-    yield * page.items
+    for (const [i, h] of page.items.entries()) {
+      if (i > 0 && i % ITEMS_PER_TURN === 0) await turn()
+      yield h
+    }
     if (page.items.length < HOST_PAGE || offset + HOST_PAGE >= page.total) return
   }
 }
@@ -89,7 +95,10 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
   const { tag, minSeverity } = src.filters
   const scope = src.scope !== undefined ? { scope: src.scope } : {}
+  let n = 0
   for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...scope, sort: 'cvss', order: 'desc' })) {
+    // A store that has every finding at hand (the embedded one) would otherwise hand them all over in one turn.
+    if (++n % ITEMS_PER_TURN === 0) await turn()
     if (atLeast(f.severity, minSeverity)) yield f
   }
 }

@@ -357,6 +357,25 @@ class Params {
   }
 }
 
+/** A counting semaphore: at most `size` holders, the others wait in arrival order. */
+class Slots {
+  private used = 0
+  private readonly waiting: (() => void)[] = []
+  constructor (private readonly size: number) {}
+
+  async acquire (): Promise<void> {
+    if (this.used < this.size) { this.used++; return }
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+  }
+
+  /** Hands the slot to the next waiter, or frees it. */
+  release (): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next()
+    else this.used--
+  }
+}
+
 interface FindingSql { where: string, conditions: string[], params: Params, order: 'asc' | 'desc', column: string }
 
 export interface PostgresResultsStoreOptions {
@@ -369,8 +388,12 @@ export class PostgresResultsStore implements ResultsStore {
   private written = 0
   private vacuuming: Promise<void> | null = null
 
+  /** Exports streaming at once (each holds a connection): half the pool, so that lists keep connections to use. */
+  private readonly exports: Slots
+
   constructor (opts: PostgresResultsStoreOptions) {
     this.pool = opts.pool
+    this.exports = new Slots(Math.max(1, Math.floor((opts.pool.options.max ?? 10) / 2)))
   }
 
   private wrote (rows: number): void {
@@ -900,8 +923,22 @@ export class PostgresResultsStore implements ResultsStore {
     return { items: await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total), total }
   }
 
-  /** A cursor inside one REPEATABLE READ transaction: one snapshot from the first row to the last, a page of rows in memory. */
+  /**
+   * A cursor inside one REPEATABLE READ transaction: one snapshot from the first row to the last, a page of rows in
+   * memory. The transaction holds its connection as long as the reader takes, so at most half the pool streams at
+   * once and later exports wait their turn here: ten reports at once otherwise took every connection, and the lists
+   * and exports behind them failed after waiting for one (and cut the reports that waited, mid-stream).
+   */
   async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
+    await this.exports.acquire()
+    try {
+      yield * this.streamFindingsNow(query)
+    } finally {
+      this.exports.release()
+    }
+  }
+
+  private async * streamFindingsNow (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
     const sql = this.findingSql(query)
     const dir = sql.order === 'asc' ? 'ASC' : 'DESC'
     const values = [...sql.params.values]

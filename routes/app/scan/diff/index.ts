@@ -48,7 +48,7 @@ const scanDiff: FastifyPluginAsyncTypebox = async (fastify) => {
     const sees = fastify.owned.addresses(request)
     const seen = (hosts: ScanHostRecord[]): ScanHostRecord[] => sees === null ? hosts : hosts.filter((h) => sees(h.address))
     const [now, then] = await Promise.all([fastify.results.scanHosts(scan.id), fastify.results.scanHosts(other.id)])
-    const d = diffScans(seen(now), seen(then))
+    const d = await diffScans(seen(now), seen(then))
     const page = <T>(list: T[]): T[] => list.slice(offset, offset + limit)
     return {
       scanId: scan.id,
