@@ -115,8 +115,13 @@ export function runScope (given: readonly string[] | undefined, ownerNow: readon
   return intersectScopes(given ?? [], ownerNow)
 }
 
-/** The scan as this actor may read it: addresses its summary names outside the actor's scope left out. */
+/**
+ * The scan as this actor may read it: addresses its summary names outside the actor's scope left out, unless the actor
+ * made the scan (they are then what its own host names resolved to; the worker never lists tagged hosts outside the
+ * scan's key scope).
+ */
 export function scanView (actor: Actor, scan: ScanRecord): ScanRecord {
+  if (scan.createdBy === actor.id) return scan
   const sees = addressFilter(actor)
   const excluded = scan.summary?.excluded
   if (sees === null || excluded === undefined || excluded.every((e) => sees(e.address))) return scan
