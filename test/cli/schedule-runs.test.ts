@@ -61,7 +61,7 @@ for (const backend of ['memory', 'redis'] as const) {
       const shown = JSON.parse(showJson.stdout) as Json
       t.equal(shown.schedule.id, id)
       t.equal(shown.scans.length, s.runs, 'every scan it started')
-      t.ok(shown.scans.every((x: Json) => x.scheduleId === id && x.id.startsWith(`${id}.`)), 'each carrying scheduleId')
+      t.ok(shown.scans.every((x: Json) => x.scheduleId === id && x.id.startsWith(`schedule.${id}.`)), 'each carrying scheduleId, in the reserved namespace of run ids')
     })
   })
 }
