@@ -20,7 +20,7 @@ export const ConfigSchema = Type.Object({
   HTTP_IDLE_TIMEOUT_MS: Type.Integer({ default: 60000, minimum: 100, description: 'A connection with no traffic either way for this long is closed' }),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, description: 'How long a kept-alive connection waits for its next request' }),
   HTTP_MAX_CONNECTIONS: Type.Integer({ default: 1024, minimum: 1, description: 'Open HTTP connections at most; further ones are closed at once' }),
-  HTTP_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ default: 64, minimum: 1, description: 'Open HTTP connections one client address may hold; further ones from it are closed at once (a TRUST_PROXY address is not limited)' }),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ default: 256, minimum: 1, description: 'Open HTTP connections one client address may hold; further ones from it are closed at once (a TRUST_PROXY address is not limited)' }),
   TRUST_PROXY: Type.String({ default: '', description: 'Comma-separated addresses or CIDRs of reverse proxies in front of the API: from them, the client address is read from X-Forwarded-For (failed-login counts, rate limits without a key, the audit log)' }),
   MAX_TARGETS: Type.Integer({ default: 256, minimum: 1, description: 'Most targets in one scan request' }),
   MAX_HOSTS: Type.Integer({ default: 4096, minimum: 1, description: 'Most hosts one scan may expand to' }),
