@@ -6,7 +6,7 @@ import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, F
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
-import type { Config } from './lib/config'
+import { trustedProxies, type Config } from './lib/config'
 import { InvalidApiKeyError, QueueUnavailableError, ResultsUnavailableError, StoreUnavailableError } from './lib/errors'
 import { isConnectionFailure, outageOf, outageReason } from './lib/outage'
 import { InvalidAddressError } from './lib/addresses'
@@ -40,12 +40,17 @@ const compilers = AjvCompiler()
 
 type Validate = ReturnType<ReturnType<typeof compilers>>
 
-/** The first coerced number that is not finite, as the path Ajv would name it. */
-function nonFinite (data: unknown, path = ''): string | null {
-  if (typeof data === 'number') return Number.isFinite(data) ? null : path
+/**
+ * The first value of a text part (query string, path, headers) that no store can take, as the path Ajv would name
+ * it and why: a coerced number that is not finite, or text holding a NUL character (PostgreSQL text cannot hold
+ * one, and a query that carried it failed with a 500).
+ */
+function unusable (data: unknown, path = ''): { at: string, message: string } | null {
+  if (typeof data === 'number') return Number.isFinite(data) ? null : { at: path, message: 'must be a finite number' }
+  if (typeof data === 'string') return data.includes('\u0000') ? { at: path, message: 'must not contain a NUL character' } : null
   if (data !== null && typeof data === 'object') {
     for (const [k, v] of Object.entries(data)) {
-      const found = nonFinite(v, `${path}/${k}`)
+      const found = unusable(v, `${path}/${k}`)
       if (found !== null) return found
     }
   }
@@ -55,18 +60,18 @@ function nonFinite (data: unknown, path = ''): string | null {
 /**
  * Ajv coerces `Infinity` and `1e400` in a query string to Infinity, which then passes `minimum`/`maximum`
  * (its comparisons are skipped on coerced values). Whatever a route declares, a text part that holds a
- * non-finite number after coercion is refused as Ajv would refuse a wrong type.
+ * non-finite number after coercion, or a NUL character, is refused as Ajv would refuse a wrong type.
  */
-function finiteOnly (validate: Validate): Validate {
+function usableOnly (validate: Validate): Validate {
   const wrapped = function (this: unknown, data: unknown) {
     const ok = (validate as (this: unknown, d: unknown) => unknown).call(this, data)
     if (ok !== true) {
       wrapped.errors = (validate as { errors?: unknown }).errors
       return ok
     }
-    const at = nonFinite(data)
-    if (at === null) return ok
-    wrapped.errors = [{ keyword: 'finite', instancePath: at, schemaPath: '#', params: {}, message: 'must be a finite number' }]
+    const found = unusable(data)
+    if (found === null) return ok
+    wrapped.errors = [{ keyword: 'usable', instancePath: found.at, schemaPath: '#', params: {}, message: found.message }]
     return false
   } as ((data: unknown) => unknown) & { errors?: unknown }
   return wrapped as unknown as Validate
@@ -107,7 +112,7 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
           const plugins = ajvOptions && 'plugins' in ajvOptions ? ajvOptions.plugins : undefined
           const forBody = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: false } })
           const forText = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: 'array' } })
-          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : finiteOnly(forText(route))
+          return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : usableOnly(forText(route))
         }
       }
     },
@@ -119,7 +124,8 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
     // pass for an id this server generated; otherwise one is generated.
     requestIdHeader: false,
     genReqId: requestId,
-    trustProxy: false,
+    // Only the configured proxies are believed about the client address (X-Forwarded-For); nobody else may claim one.
+    trustProxy: trustedProxies(config),
     // Errors found before any route runs go through the same mapping as the rest, so they keep the error
     // shape and never echo the URL back.
     frameworkErrors (err, request, reply) {

@@ -191,6 +191,12 @@ export function auditTable (entries: AuditEntry[]): string {
   return t.toString()
 }
 
+export function refusedTable (counts: Schemas['RefusedCount'][]): string {
+  const t = newTable(['from', 'window start', 'window end', 'refused'])
+  for (const c of counts) t.push([c.ip, c.windowStart, c.windowEnd, String(c.count)])
+  return t.toString()
+}
+
 /**
  * The count line under a findings table, counted as the scan summary and the reports count (lib/finding-counts.ts):
  * `4 findings: 2 critical, 1 medium, 1 unknown`, then which page of the list this is when it is not all of it.

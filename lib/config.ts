@@ -22,6 +22,8 @@ export const ConfigSchema = Type.Object({
   HTTP_IDLE_TIMEOUT_MS: Type.Integer({ default: 60000, minimum: 100, description: 'A connection with no traffic either way for this long is closed' }),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, description: 'How long a kept-alive connection waits for its next request' }),
   HTTP_MAX_CONNECTIONS: Type.Integer({ default: 1024, minimum: 1, description: 'Open HTTP connections at most; further ones are closed at once' }),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ default: 256, minimum: 1, description: 'Open HTTP connections one client address may hold; further ones from it are closed at once (a TRUST_PROXY address is not limited)' }),
+  TRUST_PROXY: Type.String({ default: '', description: 'Comma-separated addresses or CIDRs of reverse proxies in front of the API: from them, the client address is read from X-Forwarded-For (failed-login counts, rate limits without a key, the audit log)' }),
   MAX_TARGETS: Type.Integer({ default: 256, minimum: 1, description: 'Most targets in one scan request' }),
   MAX_HOSTS: Type.Integer({ default: 4096, minimum: 1, description: 'Most hosts one scan may expand to' }),
   KEY_SWEEP_INTERVAL: Type.Integer({ default: 3600, minimum: 1, description: 'Seconds between sweeps that delete expired API keys (reading one deletes it too)' }),
@@ -32,6 +34,9 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'Requests per key (or per client address without a key) per window' }),
   RATE_LIMIT_WINDOW: Type.String({ default: '1 minute', description: 'Rate limit window' }),
   AUDIT_RETENTION_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'Days the audit log keeps each state-changing request' }),
+  AUDIT_MAX_ENTRIES: Type.Integer({ default: 100000, minimum: 100, maximum: 10000000, description: 'Most entries the audit log keeps (the oldest go first), and most refused-request counts' }),
+  SCHEDULE_MIN_INTERVAL: Type.Integer({ default: 60, minimum: 1, description: 'Seconds two runs of one schedule must be apart at least (a cron expression that may fire sooner is refused)' }),
+  SCHEDULE_MAX_PER_KEY: Type.Integer({ default: 100, minimum: 1, description: 'Most schedules one API key (or the infrastructure key) may keep' }),
   SCAN_ALLOW: Type.String({ default: '', description: 'Comma-separated CIDRs that may be scanned; empty = any' }),
   SCAN_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs that may never be scanned; wins over SCAN_ALLOW' }),
   SCAN_CONCURRENCY: Type.Integer({ default: 2000, minimum: 1, description: 'Connects in flight per worker process' }),
@@ -77,4 +82,10 @@ export function loadConfig (overrides: Partial<Config> = {}, env: Record<string,
   }
   Object.assign(data, overrides)
   return envSchema<Config>({ schema: ConfigSchema, data, dotenv: false })
+}
+
+/** TRUST_PROXY as a list of addresses and CIDRs (what Fastify's trustProxy takes), or false when no proxy is trusted. */
+export function trustedProxies (config: Pick<Config, 'TRUST_PROXY'>): string[] | false {
+  const list = config.TRUST_PROXY.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  return list.length === 0 ? false : list
 }

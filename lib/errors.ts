@@ -20,3 +20,14 @@ export const ScheduleError = createError('VULNSCAN_SCHEDULE_INVALID', '%s', 400)
 export const SchedulerUnavailableError = createError('VULNSCAN_SCHEDULER_UNAVAILABLE', 'The schedule was saved but the scheduler is unavailable; it takes effect when a worker starts. Try again shortly', 503)
 export const WebhookUrlError = createError('VULNSCAN_WEBHOOK_URL_REFUSED', '%s', 400)
 export const TagError = createError('VULNSCAN_HOST_INVALID_TAGS', '%s', 400)
+export const NotOwnerError = createError('VULNSCAN_AUTH_NOT_OWNER', '%s', 403)
+export const OutsideKeyScopeError = createError('VULNSCAN_AUTH_OUTSIDE_SCOPE', '%s', 403)
+
+/** For a promise's catch: a 404 said again in the caller's words (naming the parameter), any other error as it was. */
+export function notFoundAs (message: string): (err: unknown) => never {
+  return (err) => {
+    if ((err as { code?: unknown }).code === 'VULNSCAN_NOT_FOUND') throw new NotFoundError(message)
+    throw err
+  }
+}
+export const TooManySchedulesError = createError('VULNSCAN_SCHEDULE_TOO_MANY', '%s', 409)

@@ -2,6 +2,7 @@
 // covered is compared: a port the other scan did not cover is neither opened nor closed, and a finding counts as
 // fixed only on a port this scan settled (found closed, or matched against the vulnerability data again).
 import { addressSortKey } from './addresses'
+import { turn } from './event-loop'
 import { portSet } from './store/port-ranges'
 import { SEVERITY_RANK } from './store/results-merge'
 import type { ScanFindingRef, ScanHostRecord, ScanPort } from './store/results-types'
@@ -109,8 +110,11 @@ function compareText (a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
+/** Hosts compared between two turns of the event loop: ten diffs of 4,096 findings at once held /health up for 2 s. */
+const HOSTS_PER_TURN = 8
+
 /** What `current` found that `other` did not, and the reverse, over what both covered. */
-export function diffScans (current: ScanHostRecord[], other: ScanHostRecord[]): ScanDiff {
+export async function diffScans (current: ScanHostRecord[], other: ScanHostRecord[]): Promise<ScanDiff> {
   const before = new Map(other.map((h) => [h.address, h]))
   const after = new Map(current.map((h) => [h.address, h]))
   const keys = new Map([...before.keys(), ...after.keys()].map((a) => [a, addressSortKey(a)]))
@@ -121,7 +125,9 @@ export function diffScans (current: ScanHostRecord[], other: ScanHostRecord[]): 
     hosts: { appeared: [], down: [] }
   }
 
+  let compared = 0
   for (const now of current) {
+    if (++compared % HOSTS_PER_TURN === 0) await turn()
     const then = before.get(now.address)
     const seenThen = new Set(then?.findings.map((f) => f.id) ?? [])
     for (const f of now.findings) (seenThen.has(f.id) ? out.findings.unchanged : out.findings.new).push(diffFinding(now, f))
@@ -157,6 +163,7 @@ export function diffScans (current: ScanHostRecord[], other: ScanHostRecord[]): 
   }
 
   const byFinding = compareFindings(keys)
+  await turn()
   out.findings.new.sort(byFinding)
   out.findings.fixed.sort(byFinding)
   out.findings.unchanged.sort(byFinding)

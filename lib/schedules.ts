@@ -1,13 +1,14 @@
 // Schedules: a scan request run at the due times of a cron expression. The timer (lib/queue/*/schedule-timer.ts)
 // says when; this file decides what a due time does, through the store's claim, so that each due time starts at
 // most one scan whichever process took it, and none while the schedule's previous scan is still in flight.
-import { randomUUID } from 'node:crypto'
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
 import type { ScanQueue, ScheduleTimer } from './queue/types'
 import type { ScheduledScan, ScheduleRecord, Store } from './store/types'
 import { newScanRecord } from './scans'
 import { nextRunAfter } from './schedules-cron'
 import { DEFAULT_PRIORITY } from './vocabulary'
 import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID } from './access'
+import { runScope } from './ownership'
 
 export interface ScheduleInput {
   name?: string
@@ -21,12 +22,17 @@ export const DEFAULT_TIMEZONE = 'UTC'
 
 export function newScheduleRecord (input: ScheduleInput, createdBy: string, keyScope: readonly string[], now = new Date()): ScheduleRecord {
   const at = now.toISOString()
+  const enabled = input.enabled ?? true
+  const timezone = input.timezone ?? DEFAULT_TIMEZONE
+  const next = enabled ? nextRunAfter(input.cron, timezone, now) : null
   return {
     id: randomUUID(),
+    runKey: randomBytes(16).toString('base64url'),
+    nextRunAt: next === null ? null : next.toISOString(),
     name: input.name ?? '',
     cron: input.cron,
-    timezone: input.timezone ?? DEFAULT_TIMEZONE,
-    enabled: input.enabled ?? true,
+    timezone,
+    enabled,
     scan: input.scan,
     createdAt: at,
     updatedAt: at,
@@ -38,14 +44,35 @@ export function newScheduleRecord (input: ScheduleInput, createdBy: string, keyS
   }
 }
 
-/** The scan id of one due time of a schedule: the same in every process, so a retried run finds its scan. */
-export function scheduledScanId (scheduleId: string, dueAt: Date): string {
-  return `${scheduleId}.${dueAt.getTime()}`
+/** Scan ids in this namespace are the runs of schedules: POST /app/scan refuses them, so no client can take one first. */
+export const RESERVED_SCAN_ID_PREFIX = 'schedule.'
+
+export function isReservedScanId (id: string): boolean {
+  return id.startsWith(RESERVED_SCAN_ID_PREFIX)
 }
 
-/** The next due time of an enabled schedule, or null (disabled, or the expression never fires again). */
-export function nextRun (schedule: Pick<ScheduleRecord, 'cron' | 'timezone' | 'enabled'>, now = new Date()): Date | null {
-  return schedule.enabled ? nextRunAfter(schedule.cron, schedule.timezone, now) : null
+/**
+ * The scan id of one due time of a schedule: the same in every process, so a retried run finds its scan, in the
+ * reserved namespace, and with a tag keyed by the schedule's own secret, so that it cannot be foretold from the
+ * schedule's id and next due time. Schedules made before run keys existed are tagged from their id and creation time.
+ */
+export function scheduledScanId (schedule: Pick<ScheduleRecord, 'id' | 'createdAt' | 'runKey'>, dueAt: Date): string {
+  const due = String(dueAt.getTime())
+  const tag = schedule.runKey !== undefined
+    ? createHmac('sha256', schedule.runKey).update(`${schedule.id}.${due}`).digest('base64url').slice(0, 16)
+    : createHash('sha256').update(`${schedule.id}.${schedule.createdAt}.${due}`).digest('base64url').slice(0, 16)
+  return `${RESERVED_SCAN_ID_PREFIX}${schedule.id}.${due}.${tag}`
+}
+
+/**
+ * The next due time as stored (at creation, at each change and after each run: never computed on a read), or,
+ * for a schedule stored before due times were kept, computed once here (bounded like every search). Null when
+ * disabled or when the expression does not fire within the search horizon.
+ */
+export function nextRun (schedule: Pick<ScheduleRecord, 'cron' | 'timezone' | 'enabled' | 'nextRunAt'>, now = new Date()): Date | null {
+  if (!schedule.enabled) return null
+  if (schedule.nextRunAt !== undefined) return schedule.nextRunAt === null ? null : new Date(schedule.nextRunAt)
+  return nextRunAfter(schedule.cron, schedule.timezone, now)
 }
 
 /** Make the timer hold exactly the enabled schedules of the store (after a restart, or an edit that failed half-way). */
@@ -81,20 +108,27 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
 
   async function runDue (scheduleId: string, dueAt: Date): Promise<void> {
     const current = await store.getSchedule(scheduleId)
-    if (current !== null) {
-      const refused = await ownerRefusal(store, current.createdBy)
-      if (refused !== null) {
-        log.warn({ scheduleId, dueAt: dueAt.toISOString(), createdBy: current.createdBy }, `scheduled run refused: ${refused}`)
-        return
-      }
+    if (current === null) {
+      await timer.remove(scheduleId)
+      return
     }
-    const scanId = scheduledScanId(scheduleId, dueAt)
-    const missed = current === null ? [] : missedSince(current, dueAt)
+    const owner = await ownerNow(store, current.createdBy)
+    // The scope the run is held to: what the schedule was given, narrowed by what its owner may scan now.
+    const scope = 'refused' in owner ? null : runScope(current.keyScope, owner.scope)
+    if ('refused' in owner || scope === null) {
+      const why = 'refused' in owner ? owner.refused : `the API key ${current.createdBy} that made the schedule may no longer scan any address the schedule was given`
+      log.warn({ scheduleId, dueAt: dueAt.toISOString(), createdBy: current.createdBy }, `scheduled run refused: ${why}`)
+      await noteNext(current, dueAt)
+      return
+    }
+    const scanId = scheduledScanId(current, dueAt)
+    const missed = missedSince(current, dueAt)
     const claim = await store.claimScheduleRun(scheduleId, dueAt, scanId, missed)
     if (missed.length > 0 && (claim.outcome === 'run' || claim.outcome === 'skipped')) {
       log.warn({ scheduleId, dueAt: dueAt.toISOString(), missed: missed.length, first: missed[0].toISOString() },
         'scheduled runs missed while no worker ran: the first runs late, the later ones are recorded skipped')
     }
+    if (claim.outcome === 'run' || claim.outcome === 'skipped') await noteNext(claim.schedule, dueAt)
     switch (claim.outcome) {
       case 'gone':
         // Deleted while its timer was armed: the timer goes too.
@@ -112,11 +146,22 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
       id: scanId, targets: s.scan.targets, options: s.scan.options, priority: s.scan.priority ?? DEFAULT_PRIORITY, tags: s.scan.tags, targetTags: s.scan.targetTags
     }, s.createdBy)
     record.scheduleId = s.id
-    if (s.keyScope !== undefined && s.keyScope.length > 0) record.keyScope = [...s.keyScope]
-    const { created } = await store.createScan(record)
+    if (scope.length > 0) record.keyScope = scope
+    const { created, scan } = await store.createScan(record)
+    // The id is reserved and keyed, so no client could have taken it; a scan that is not this run's is never adopted.
+    if (!created && (scan.scheduleId !== s.id || scan.createdBy !== s.createdBy)) {
+      log.warn({ scheduleId, scanId, createdBy: scan.createdBy }, 'scheduled run refused: its scan id is taken by a scan that is not this run\'s')
+      return
+    }
     // Also on a retried claim: an add that failed before is made good, one that succeeded is a no-op.
     await queue.add(scanId, { scanId }, record.priority)
     if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
+  }
+
+  /** Keep the next due time after `dueAt` with the schedule, so that reads never compute it. */
+  async function noteNext (s: ScheduleRecord, dueAt: Date): Promise<void> {
+    const next = s.enabled ? nextRunAfter(s.cron, s.timezone, dueAt) : null
+    await store.setScheduleNext(s.id, next === null ? null : next.toISOString(), s.updatedAt)
   }
 }
 
@@ -145,15 +190,16 @@ export function missedSince (schedule: Pick<ScheduleRecord, 'cron' | 'timezone'>
 }
 
 /**
- * Why the key that made a schedule may no longer start its scans (revoked, expired, or now below the operator
- * role), or null when it still may. Checked at every due time, so a revocation stops the runs at once.
+ * Whether the key that made a schedule may still start its scans, and with what scope now: refused when it was
+ * revoked, has expired or is now below the operator role. Read at every due time, so that a revocation stops the
+ * runs and a narrowed scope narrows them at once.
  */
-export async function ownerRefusal (store: Pick<Store, 'listApiKeys'>, createdBy: string, now = Date.now()): Promise<string | null> {
-  if (createdBy === SERVICE_PRINCIPAL_ID) return null
+export async function ownerNow (store: Pick<Store, 'listApiKeys'>, createdBy: string, now = Date.now()): Promise<{ scope: string[] } | { refused: string }> {
+  if (createdBy === SERVICE_PRINCIPAL_ID) return { scope: [] }
   const key = (await store.listApiKeys()).find((k) => k.id === createdBy)
-  if (key === undefined) return `the API key ${createdBy} that made the schedule is revoked`
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return `the API key ${createdBy} that made the schedule has expired`
+  if (key === undefined) return { refused: `the API key ${createdBy} that made the schedule is revoked` }
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return { refused: `the API key ${createdBy} that made the schedule has expired` }
   const role = key.role ?? LEGACY_ROLE
-  if (!roleAllows(role, 'operator')) return `the API key ${createdBy} that made the schedule is now '${role}', which may not start scans`
-  return null
+  if (!roleAllows(role, 'operator')) return { refused: `the API key ${createdBy} that made the schedule is now '${role}', which may not start scans` }
+  return { scope: key.scope ?? [] }
 }

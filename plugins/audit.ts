@@ -1,5 +1,7 @@
-// The audit log: every state-changing request (POST, PATCH, PUT, DELETE) is appended to the store before its
-// answer leaves, whatever the answer, so a client that saw a result can find it in GET /admin/audit.
+// The audit log: every state-changing request (POST, PATCH, PUT, DELETE) made with a valid key is appended to the
+// store before its answer leaves, whatever the answer, so a client that saw a result can find it in GET /admin/audit.
+// Requests without one (401, and the 429s of a locked address) are counted per client address and window instead
+// (GET /admin/audit/refused): anyone can send them, and an entry each would let anyone grow the log.
 import fp from 'fastify-plugin'
 import { describeError } from '../lib/outage'
 import { randomUUID } from 'node:crypto'
@@ -23,17 +25,26 @@ function targetOf (params: unknown, body: unknown): string | null {
 }
 
 export default fp(async function auditPlugin (fastify) {
-  const retentionMs = fastify.config.AUDIT_RETENTION_DAYS * DAY_MS
+  const limits = { retentionMs: fastify.config.AUDIT_RETENTION_DAYS * DAY_MS, maxEntries: fastify.config.AUDIT_MAX_ENTRIES }
+  const refusedWindowMs = fastify.config.AUTH_FAILURE_WINDOW * 1000
   fastify.decorateRequest('auditTarget', null)
 
   fastify.addHook('onSend', async (request, reply, payload) => {
     if (!AUDITED.has(request.method)) return payload
     const principal = request.principal
+    if (principal === null) {
+      try {
+        await fastify.store.countRefused(request.ip, Date.now(), refusedWindowMs, limits)
+      } catch (err) {
+        request.log.error({ err }, 'could not count a refused request')
+      }
+      return payload
+    }
     const entry = {
       id: randomUUID(),
       at: new Date().toISOString(),
-      keyId: principal?.id ?? null,
-      keyLabel: principal?.label ?? null,
+      keyId: principal.id,
+      keyLabel: principal.label,
       method: request.method,
       // The pattern, never the raw URL: a path is client input of any length.
       route: request.routeOptions.url ?? '(no route)',
@@ -42,7 +53,7 @@ export default fp(async function auditPlugin (fastify) {
       status: reply.statusCode
     }
     try {
-      await fastify.store.appendAudit(entry, retentionMs)
+      await fastify.store.appendAudit(entry, limits)
     } catch (err) {
       request.log.error({ error: describeError(err), audit: entry }, 'could not write the audit log')
     }

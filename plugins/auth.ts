@@ -80,8 +80,10 @@ export default fp(async function authPlugin (fastify) {
     }
   })
 
-  // Failed logins per client address, checked before the key so that guessing stops paying off. Reading the
-  // count costs no round trip; counting a failure does, and fails closed (503) when Redis cannot count it.
+  // Failed logins per client address. A valid key always passes: keys are 192 random bits, so the lock is there to
+  // slow guessing down (a locked address has its guesses refused unread until the window ends), never to shut out
+  // the clients that share the address (a NAT, a reverse proxy without TRUST_PROXY). Reading the count costs no
+  // round trip; counting a failure does, and fails closed (503) when Redis cannot count it.
   const failures = fastify.backends.shared?.authFailures ?? new LocalFailureCounter()
   const failureWindowMs = fastify.config.AUTH_FAILURE_WINDOW * 1000
   const failureMax = fastify.config.AUTH_FAILURE_MAX
@@ -101,17 +103,24 @@ export default fp(async function authPlugin (fastify) {
     throw new InvalidApiKeyError()
   }
 
-  fastify.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config
-    if (config.public === true) return
+  /** A 429 while the address is locked: its guess is not even looked up. */
+  const locked = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const seen = await countAsync(failures, 'read', `ip:${request.ip}`, failureWindowMs, failureMax)
     if (seen.current >= failureMax) {
       const seconds = Math.max(1, Math.ceil(seen.ttl / 1000))
       reply.header('retry-after', seconds)
       throw new TooManyAuthFailuresError(seconds)
     }
+  }
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config
+    if (config.public === true) return
     const header = request.headers['x-api-key']
-    if (typeof header !== 'string' || header.length === 0 || header.length > 512) return await refuse(request, reply)
+    if (typeof header !== 'string' || header.length === 0 || header.length > 512) {
+      await locked(request, reply)
+      return await refuse(request, reply)
+    }
     const digest = hashKey(header)
     if (sameKey(digest, serviceHash)) {
       request.principal = servicePrincipal
@@ -124,7 +133,10 @@ export default fp(async function authPlugin (fastify) {
     } catch {
       throw new StoreUnavailableError()
     }
-    if (record === null) return await refuse(request, reply)
+    if (record === null) {
+      await locked(request, reply)
+      return await refuse(request, reply)
+    }
     const role = record.role ?? LEGACY_ROLE
     request.principal = { id: record.id, label: record.label, role, admin: role === 'admin', scope: record.scope ?? [] }
     // Only the not-found handler has no role of its own; it reads like any route of its method.

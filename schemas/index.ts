@@ -5,7 +5,7 @@ import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, Eps
 import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
 import { HostTagsPatchSchema, HostTagsSchema, TagSchema } from './tags'
-import { AuditEntrySchema, PageAuditEntrySchema } from './audit'
+import { AuditEntrySchema, PageAuditEntrySchema, PageRefusedCountSchema, RefusedCountSchema } from './audit'
 import { WebhookUrlSchema, PageWebhookDeliverySchema, PageWebhookSchema, SlackMessageSchema, WebhookCreatedSchema, WebhookCreateSchema, WebhookDeliverySchema, WebhookEventSchema, WebhookFilterSchema, WebhookPatchSchema, WebhookRedeliverySchema, WebhookSchema } from './webhook'
 import { CronExpressionSchema, TimeZoneSchema, PageScheduleSchema, ScheduleCreateSchema, ScheduledScanSchema, SchedulePatchSchema, ScheduleSchema } from './schedule'
 import { DiffFindingSchema, DiffHostSchema, DiffPortSchema, ScanDiffSchema, ServiceChangeSchema, ServiceVersionSchema } from './scan-diff'
@@ -23,7 +23,7 @@ export const sharedSchemas = [
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,
-  AuditEntrySchema, PageAuditEntrySchema,
+  AuditEntrySchema, PageAuditEntrySchema, RefusedCountSchema, PageRefusedCountSchema,
   CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
   WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema, WebhookRedeliverySchema,

@@ -13,9 +13,29 @@ export interface paths {
         };
         /**
          * List the audit log
-         * @description Every state-changing request (POST, PATCH, PUT, DELETE), newest first: who (key id and label, or 'service'), what (method, route, target id), when, from which address, and the response status. Entries are kept AUDIT_RETENTION_DAYS days and never changed. Keys themselves are never logged. Needs the `admin` role (the infrastructure key or an `admin` key).
+         * @description Every state-changing request (POST, PATCH, PUT, DELETE) made with a valid key, newest first: who (key id and label, or 'service'), what (method, route, target id), when, from which address, and the response status. Entries are kept AUDIT_RETENTION_DAYS days, AUDIT_MAX_ENTRIES at most, and never changed. Keys themselves are never logged. Requests without a valid key are counted per address in GET /admin/audit/refused instead. Needs the `admin` role (the infrastructure key or an `admin` key).
          */
         get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count refused requests per address
+         * @description State-changing requests refused for want of a valid key (401, and the 429s of an address locked after too many failed logins), counted per client address in windows of AUTH_FAILURE_WINDOW seconds, newest window first. Kept like the audit log (AUDIT_RETENTION_DAYS, at most AUDIT_MAX_ENTRIES counters). Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listRefusedRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -301,13 +321,13 @@ export interface paths {
         };
         /**
          * List schedules
-         * @description Newest first. Needs the `reader` role or higher (any key).
+         * @description Newest first. A key with a scope sees the schedules it made and those whose targets lie in its scope. Needs the `reader` role or higher (any key).
          */
         get: operations["listSchedules"];
         put?: never;
         /**
          * Create a schedule
-         * @description A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at each due time of a cron expression read in a time zone. A run that comes due while the previous run's scan is still queued or running is skipped and recorded. Each run's scan carries `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at each due time of a cron expression read in a time zone. A run that comes due while the previous run's scan is still queued or running is skipped and recorded. Each run's scan carries `scheduleId` and has an id in the reserved `schedule.` namespace. The schedule belongs to this key: each run is held to the scope it was given narrowed by this key's scope at that time, and stops when the key is revoked or loses the operator role. Runs must be SCHEDULE_MIN_INTERVAL seconds apart at least and the expression must fire within four years (400 otherwise); a key keeps at most SCHEDULE_MAX_PER_KEY schedules (409 beyond). Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -332,14 +352,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a schedule
-         * @description No further run starts; scans it started stay, with their `scheduleId`. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description No further run starts; scans it started stay, with their `scheduleId`. Only the key that made the schedule, or an admin, may delete it (403). Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
         /**
          * Change a schedule
-         * @description Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from then on); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from then on); the run history stays. `enabled: false` stops the runs; a scan already started goes on. Only the key that made the schedule, or an admin, may change it (403); a schedule this key may not see is a 404. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         patch: operations["updateSchedule"];
         trace?: never;
@@ -1306,7 +1326,7 @@ export interface components {
              * @description When the request was answered
              */
             at: string;
-            /** @description 'service' for the infrastructure key, a dynamic key's id, or null when no valid key was given */
+            /** @description 'service' for the infrastructure key or a dynamic key's id (requests without a valid key are counted in GET /admin/audit/refused, not logged; entries from before that change may hold null) */
             keyId: string | null;
             /** @description The dynamic key's label at the time */
             keyLabel: string | null;
@@ -1323,6 +1343,28 @@ export interface components {
         };
         PageAuditEntry: {
             items: components["schemas"]["AuditEntry"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        RefusedCount: {
+            /** @description Client address (behind TRUST_PROXY, the one the proxy names) */
+            ip: string;
+            /**
+             * Format: date-time
+             * @description Start of the window counted (AUTH_FAILURE_WINDOW seconds long)
+             */
+            windowStart: string;
+            /**
+             * Format: date-time
+             * @description End of the window (excluded)
+             */
+            windowEnd: string;
+            /** @description State-changing requests from the address in the window refused for want of a valid key (401, or 429 while locked) */
+            count: number;
+        };
+        PageRefusedCount: {
+            items: components["schemas"]["RefusedCount"][];
             total: number;
             limit: number;
             offset: number;
@@ -2016,6 +2058,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PageAuditEntry"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRefusedRequests: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of counters */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageRefusedCount"];
                 };
             };
             /** @description The request is invalid; `error` names the field */
@@ -3795,6 +3907,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -4262,6 +4383,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -4656,6 +4786,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -4746,6 +4885,15 @@ export interface operations {
             };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,6 @@
 // `vulnscan audit`: who changed what, when, from where (the infrastructure key or an admin key).
 import { api, integer, oneOf, paging, print, printJson, usage } from '../context'
-import { auditTable } from '../output'
+import { auditTable, refusedTable } from '../output'
 import type { CommandModule } from '../command'
 
 const METHODS = ['POST', 'PATCH', 'PUT', 'DELETE'] as const
@@ -39,6 +39,17 @@ const audit: CommandModule = (program, kit) => {
     const { data } = await api(ctx.client.GET('/admin/audit', { params: { query } }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, data)
     else print(ctx.io, data.items.length === 0 ? 'No audit entries.' : `${auditTable(data.items)}\n${data.items.length} of ${data.total} entries`)
+    return 0
+  }))
+  const refused = cmd.command('refused')
+    .summary('requests refused for want of a valid key, counted per address and window')
+    .description('Counts of state-changing requests refused for want of a valid key (401, or 429 while an address is locked), per client address and window, newest window first. They are counted, not logged one by one.')
+    .option('--limit <n>', 'page size, 1 to 500 (default: 50)')
+    .option('--offset <n>', 'items to skip (default: 0)')
+  refused.action(async (opts: Record<string, string | undefined>) => kit.run(refused, async (ctx) => {
+    const { data } = await api(ctx.client.GET('/admin/audit/refused', { params: { query: paging(opts) } }), ctx.baseUrl)
+    if (ctx.json) printJson(ctx.io, data)
+    else print(ctx.io, data.items.length === 0 ? 'No refused requests.' : `${refusedTable(data.items)}\n${data.items.length} of ${data.total} counters`)
     return 0
   }))
 }

@@ -117,7 +117,7 @@ function detailText (s: Schedule, scans: Awaited<ReturnType<typeof recentScans>>
 const schedule: CommandModule = (program, kit) => {
   const group = program.command('schedule')
     .summary('scheduled scans: list, show, create, update, delete, enable, disable')
-    .description('Scans run at each due time of a cron expression read in a time zone. A run due while the schedule\'s previous scan is still queued or running is skipped and recorded. Each run\'s scan has the id <schedule-id>.<due time in ms>.')
+    .description('Scans run at each due time of a cron expression read in a time zone. A run due while the schedule\'s previous scan is still queued or running is skipped and recorded. Each run\'s scan carries scheduleId and has an id in the reserved namespace schedule.<schedule-id>.<due time in ms>.<tag>.')
   kit.hint(group, 'schedule needs one of: list, show, create, update, delete, enable, disable.')
 
   const list = group.command('list')

@@ -8,6 +8,7 @@ import type { HostRecord, ScanRecord } from '../store/types'
 import type { FindingStatus } from '../vocabulary'
 import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
+import { turn } from '../event-loop'
 
 export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html'] as const
 export type ReportFormat = typeof REPORT_FORMATS[number]
@@ -29,6 +30,8 @@ export interface ReportSource {
   scan: ScanRecord
   results: ResultsStore
   filters: ReportFilters
+  /** The reading key's scope: hosts outside it, and their findings, are left out (absent: none are). */
+  scope?: readonly string[]
   generatedAt: string
 }
 
@@ -56,6 +59,8 @@ export function dataSourcesOf (scan: ScanRecord): DataSources | null {
 }
 
 const HOST_PAGE = 500
+/** Hosts or findings a report reads between two turns of the event loop, so that ten reports at once do not hold /health up. */
+const ITEMS_PER_TURN = 25
 
 /** Every host the scan saw (up or down), in address order. */
 export async function * reportHosts (src: ReportSource): AsyncGenerator<HostRecord> {
@@ -63,12 +68,16 @@ export async function * reportHosts (src: ReportSource): AsyncGenerator<HostReco
     const page = await src.results.listHosts({
       scanId: src.scan.id,
       ...(src.filters.tag !== undefined ? { tag: src.filters.tag } : {}),
+      ...(src.scope !== undefined ? { scope: src.scope } : {}),
       sort: 'address',
       order: 'asc',
       limit: HOST_PAGE,
       offset
     })
-    yield * page.items
+    for (const [i, h] of page.items.entries()) {
+      if (i > 0 && i % ITEMS_PER_TURN === 0) await turn()
+      yield h
+    }
     if (page.items.length < HOST_PAGE || offset + HOST_PAGE >= page.total) return
   }
 }
@@ -85,7 +94,11 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
  */
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
   const { tag, minSeverity } = src.filters
-  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), sort: CLI_FINDING_SORT, order: 'desc' })) {
+  const scope = src.scope !== undefined ? { scope: src.scope } : {}
+  let n = 0
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...scope, sort: CLI_FINDING_SORT, order: 'desc' })) {
+    // A store that has every finding at hand (the embedded one) would otherwise hand them all over in one turn.
+    if (++n % ITEMS_PER_TURN === 0) await turn()
     if (atLeast(f.severity, minSeverity)) yield f
   }
 }

@@ -305,6 +305,55 @@ export function parseScope (allow: string | string[], deny: string | string[]): 
   return new Scope(splitList(allow).map(parseBlock), splitList(deny).map(parseBlock))
 }
 
+/** A scope entry (CIDR or address) as its network: family, first and last address, prefix length. */
+export interface Network {
+  family: 4 | 6
+  start: bigint
+  end: bigint
+  prefix: number
+  /** The network in canonical CIDR text, e.g. `10.1.0.0/16` (an IPv4-mapped entry reads as IPv4). */
+  cidr: string
+}
+
+function networkOf (b: Block): Network {
+  const bits = b.family === 4 ? 32 : 128
+  const prefix = bits - (b.end - b.start + 1n).toString(2).length + 1
+  return { family: b.family, start: b.start, end: b.end, prefix, cidr: `${fromBigInt(b.start, b.family)}/${prefix}` }
+}
+
+/** The networks of a scope list (CIDRs or single addresses). Throws on a malformed entry, as parseScope does. */
+export function scopeNetworks (entries: readonly string[]): Network[] {
+  return splitList([...entries]).map((e) => networkOf(parseBlock(e)))
+}
+
+/**
+ * The addresses both scope lists allow, as a scope list: each pair of networks that overlap gives the narrower (two
+ * CIDR blocks either nest or are disjoint). An empty list is no restriction, so the intersection with it is the
+ * other list; two lists that share no address give null.
+ */
+export function intersectScopes (a: readonly string[], b: readonly string[]): string[] | null {
+  if (a.length === 0) return [...b]
+  if (b.length === 0) return [...a]
+  const out = new Set<string>()
+  for (const x of scopeNetworks(a)) {
+    for (const y of scopeNetworks(b)) {
+      if (x.family !== y.family || x.end < y.start || y.end < x.start) continue
+      out.add(x.prefix >= y.prefix ? x.cidr : y.cidr)
+    }
+  }
+  return out.size === 0 ? null : [...out]
+}
+
+/** Whether every address of the literal targets (single_ip, ip_range, cidr) lies in `scope`; false for a host name. */
+export function targetsWithin (targets: readonly Target[], scope: Scope): boolean {
+  return targets.every((t) => t.type !== 'dns_name' && scopeError(t, scope) === null)
+}
+
+/** Whether every address of the scope list `inner` lies in `scope`. */
+export function networksWithin (inner: readonly string[], scope: Scope): boolean {
+  return scopeNetworks(inner).every((n) => scope.spanRefusal({ family: n.family, start: n.start, end: n.end, label: 'cidr' }, n.cidr) === null)
+}
+
 /**
  * For literal targets (single_ip, ip_range, cidr): why the target may not be scanned under `scope`,
  * naming the denied block it touches or the part that leaves the allow list; null when it may.

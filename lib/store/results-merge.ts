@@ -423,7 +423,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
     q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined ||
-    q.tag !== undefined
+    q.tag !== undefined || (q.scope !== undefined && q.scope.length > 0)
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

@@ -189,6 +189,8 @@ export interface HostQuery {
   scanId?: string
   /** Only hosts carrying this tag. */
   tag?: string
+  /** Only hosts inside these networks (a key's scope: CIDRs or addresses); absent or empty: every host. */
+  scope?: readonly string[]
   sort?: 'lastSeen' | 'address' | 'findings' | 'severity'
   order?: SortDirection
   /** Keyset paging: the page starts after this place in the order (offset is then 0). */
@@ -212,6 +214,8 @@ export interface FindingQuery {
   scanId?: string
   /** Only findings on hosts carrying this tag. */
   tag?: string
+  /** Only findings on hosts inside these networks (a key's scope); absent or empty: every host. */
+  scope?: readonly string[]
   /** risk: KEV (ransomware use first), then EPSS, then CVSS. */
   sort?: FindingSort
   order?: SortDirection

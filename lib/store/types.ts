@@ -119,8 +119,15 @@ export interface ScheduleRecord {
   updatedAt: string
   /** Key id (or 'service') that created the schedule; its scans carry it. */
   createdBy: string
-  /** The creating key's scope, applied to every scan the schedule starts. */
+  /** The creating key's scope, applied to every scan the schedule starts (narrowed by that key's scope at each run). */
   keyScope?: string[]
+  /** Keys the tag of its runs' scan ids (lib/schedules.ts scheduledScanId); never leaves the server. Absent on old schedules. */
+  runKey?: string
+  /**
+   * The next due time as last computed (at creation, at each change, after each due time); null when disabled or when
+   * it does not fire within the search horizon. Absent on schedules stored before it was kept.
+   */
+  nextRunAt?: string | null
   /** The last run that started a scan. */
   lastRun?: { dueAt: string, scanId: string }
   /** Runs that started a scan. */
@@ -139,6 +146,8 @@ export interface SchedulePatch {
   scan?: ScheduledScan
   /** Set with `scan`: the scope of the key that chose the new targets, which the runs keep from then on. */
   keyScope?: string[]
+  /** The next due time under the changed definition. */
+  nextRunAt?: string | null
   updatedAt: string
 }
 
@@ -314,6 +323,21 @@ export interface AuditEntry {
   status: number
 }
 
+/** How much of the audit log is kept. */
+export interface AuditLimits {
+  retentionMs: number
+  maxEntries: number
+}
+
+/** Refused requests (no valid key) to state-changing routes from one address in one window. */
+export interface RefusedCount {
+  ip: string
+  /** The window's start and end (ISO times; the end excluded). */
+  windowStart: string
+  windowEnd: string
+  count: number
+}
+
 export interface AuditFilter {
   keyId?: string
   method?: string
@@ -341,7 +365,11 @@ export interface Store {
   /** Create the scan unless one with that id exists; returns the stored record either way. */
   createScan(scan: ScanRecord): Promise<{ created: boolean, scan: ScanRecord }>
   getScan(id: string): Promise<ScanRecord | null>
-  listScans(opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>>
+  /**
+   * Newest first. `where` keeps only the scans it passes (a scoped key's view: lib/ownership.ts); it is given the
+   * scan's request (id, targets, scope, creator…), its state and progress unset, and counts every stored scan.
+   */
+  listScans(opts: ListOptions & { status?: ScanStatus, where?: (scan: ScanRecord) => boolean }): Promise<Page<ScanRecord>>
   /**
    * Merge a patch into a scan's state unless the scan is already terminal (completed, failed and
    * cancelled are final). Null for an unknown scan; `applied` false when it was terminal. A patch that ends the
@@ -376,15 +404,28 @@ export interface Store {
   /** Change a key's role or scope; null when no key has that id. Tells every process (topic API_KEYS_TOPIC). */
   updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | null>
 
-  /** Append to the audit log, dropping entries older than `retentionMs`. Entries are never changed. */
-  appendAudit(entry: AuditEntry, retentionMs: number): Promise<void>
-  /** Newest first. */
+  /**
+   * Append to the audit log, dropping entries older than `limits.retentionMs` and the oldest beyond
+   * `limits.maxEntries`. Entries are never changed.
+   */
+  appendAudit(entry: AuditEntry, limits: AuditLimits): Promise<void>
+  /**
+   * Newest first. Without a key, method or status filter a page is read by its place in the log (a time window
+   * narrows it first); with one, the entries of the window are read in chunks, at most `maxEntries` of them.
+   */
   listAudit(opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>>
+  /**
+   * Count one refused request (no valid key) from `ip` in the fixed window of `windowMs` that holds `at`: one
+   * counter per address and window, never an entry per request. Bounded like the audit log.
+   */
+  countRefused(ip: string, at: number, windowMs: number, limits: AuditLimits): Promise<void>
+  /** The refused-request counters, newest window first (in a window, by address, descending). */
+  listRefused(opts: ListOptions): Promise<Page<RefusedCount>>
 
   createSchedule(schedule: ScheduleRecord): Promise<void>
   getSchedule(id: string): Promise<ScheduleRecord | null>
-  /** Newest first. */
-  listSchedules(opts: ListOptions): Promise<Page<ScheduleRecord>>
+  /** Newest first; `where` keeps only the schedules it passes (it reads every schedule's definition). */
+  listSchedules(opts: ListOptions & { where?: (schedule: ScheduleRecord) => boolean }): Promise<Page<ScheduleRecord>>
   /** Null when no schedule has that id. Run history is kept. */
   updateSchedule(id: string, patch: SchedulePatch): Promise<ScheduleRecord | null>
   deleteSchedule(id: string): Promise<boolean>
@@ -395,6 +436,11 @@ export interface Store {
    * the same step.
    */
   claimScheduleRun(id: string, dueAt: Date, scanId: string, missed?: Date[]): Promise<ScheduleClaim>
+  /**
+   * Keep a schedule's next due time, computed after a due time under the definition last changed at `forUpdatedAt`;
+   * ignored when the definition changed since (its change stored a due time of its own).
+   */
+  setScheduleNext(id: string, nextRunAt: string | null, forUpdatedAt: string): Promise<void>
 
   createWebhook(webhook: WebhookRecord): Promise<void>
   getWebhook(id: string): Promise<WebhookRecord | null>

@@ -4,7 +4,7 @@
 // and on each resolved address at delivery, which then connects to the address it checked (DNS rebinding).
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { parseIpLiteral } from '../addresses'
+import { isIPv4Compatible, parseIpLiteral } from '../addresses'
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6
 type Block = [Address, number]
@@ -48,6 +48,9 @@ export function addressRefusal (address: string, policy: WebhookPolicy): string 
   } catch {
     return `'${address}' is not an IP address`
   }
+  // Stacks read ::a.b.c.d differently (some as the IPv4 host, some as IPv6): refused whatever the lists say, as a
+  // scan target naming one is.
+  if (isIPv4Compatible(a)) return `${a.toString()} is a deprecated IPv4-compatible IPv6 address (::a.b.c.d); use the IPv4 address or ::ffff:a.b.c.d`
   const denied = inBlocks(a, policy.deny)
   if (denied !== undefined) return `${a.toString()} is in WEBHOOK_DENY (${denied[0].toString()}/${denied[1]})`
   const range = a.range()

@@ -18,6 +18,7 @@ import type { SourceStore } from '../sources/source-store'
 import { withReadCache } from '../sources/read-cache'
 import { dataSources } from '../sources/registry'
 import { scopeFor } from '../access'
+import { scopeOf } from '../ownership'
 import type { Notifier } from '../webhooks/events'
 
 /** What matching one host concluded: its findings, and per transport the ports whose CVE and check findings it settles. */
@@ -154,7 +155,9 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     const targets = [...scan.targets]
     const targetTags = scan.targetTags ?? []
     if (targetTags.length > 0) {
-      for (const address of await results.hostsWithTags(targetTags)) targets.push({ value: address, type: 'single_ip' })
+      // Tagged hosts outside the key's scope are neither scanned nor named in the summary: the key may not read them.
+      const own = scopeOf(scan.keyScope ?? [])
+      for (const address of await results.hostsWithTags(targetTags)) if (own === null || own.allows(address)) targets.push({ value: address, type: 'single_ip' })
       if (targets.length === 0) {
         throw new PermanentScanError(`targetTags: no known host carries ${targetTags.length === 1 ? 'the tag' : 'any of the tags'} ${targetTags.join(', ')}, and the scan names no targets`)
       }

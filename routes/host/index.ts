@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { errors, paging, ref, reply } from '../../schemas/common'
 import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
-import { parseAddress } from '../../lib/addresses'
+import { normalizeAddress, parseAddress } from '../../lib/addresses'
 import type { HostRecord } from '../../lib/store/types'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
 import { tagSet } from '../../lib/tags'
-import { keysetRequest, withNextCursor } from '../../lib/list-cursor'
 import { HOST_SORT_DEFAULT_ORDER, hostSortValue } from '../../lib/store/results-merge'
+import { notFoundAs } from '../../lib/errors'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
@@ -34,20 +35,28 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     const order = request.query.order ?? HOST_SORT_DEFAULT_ORDER[sort]
     const filters = { q, port, service, product, minSeverity, hasFindings, scanId, tag, sort, order }
     const scope = { list: 'hosts', ...filters }
-    const asked = keysetRequest(cursor, offset, limit, scope)
-    // A mistyped scan id is a 404 naming it, not an empty page that looks like a scan that saw nothing.
-    if (scanId !== undefined && await fastify.store.getScan(scanId) === null) throw new NotFoundError(`No scan with id '${scanId}' (scanId)`)
-    const page = await fastify.results.listHosts({ ...filters, offset, ...asked })
+    const asked = fastify.cursors.request(cursor, offset, limit, scope, { value: sort === 'address' ? 'string' : 'number', key: (k) => normalizeAddress(k) === k })
+    // A mistyped scan id is a 404 naming it, not an empty page that looks like a scan that saw nothing; so is a scan
+    // this key may not see.
+    if (scanId !== undefined) await fastify.owned.read(request, 'scan', scanId).catch(notFoundAs(`No scan with id '${scanId}' (scanId)`))
+    const page = await fastify.results.listHosts({ ...filters, scope: fastify.owned.scope(request), offset, ...asked })
     let body = bodies.get(page)
     if (body === undefined) {
       const serialize = reply.getSerializationFunction('200')
       if (serialize === undefined) throw new Error('GET /host has no compiled 200 serialiser')
-      const sent = withNextCursor(page, limit, offset, asked.after, scope, (h) => ({ value: hostSortValue(h, sort), key: h.address }))
+      const sent = fastify.cursors.next(page, limit, offset, asked.after, scope, (h) => ({ value: hostSortValue(h, sort), key: h.address }))
       body = serialize({ ...sent, limit, offset })
       bodies.set(page, body)
     }
     return reply.type('application/json; charset=utf-8').send(body as never)
   })
+
+  /** The address in its canonical form, or a 403 when it lies outside the key's scope (said before any lookup). */
+  const inScope = (request: FastifyRequest, value: string): string => {
+    const address = parseAddress(value)
+    fastify.owned.address(request, address)
+    return address
+  }
 
   /** The host, or the 404 that names its address. */
   const known = (address: string, host: HostRecord | null): HostRecord => {
@@ -62,10 +71,10 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Get a host',
       description: 'The host with its ports (service, product, version, CPE, TLS facts, banner) and finding tallies.',
       params: HostAddressParamsSchema,
-      response: { 200: reply(HostSchema, 'The host'), ...errors(400, 401, 404, 429, 503) }
+      response: { 200: reply(HostSchema, 'The host'), ...errors(400, 401, 403, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = parseAddress(request.params.address)
+    const address = inScope(request, request.params.address)
     return known(address, await fastify.results.getHost(address))
   })
 
@@ -79,7 +88,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 204: { description: 'Deleted', type: 'null' }, ...errors(400, 401, 404, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
-    const address = parseAddress(request.params.address)
+    const address = inScope(request, request.params.address)
     if (!await fastify.results.deleteHost(address)) throw new NotFoundError(`No host with address '${address}'`)
     return reply.code(204).send()
   })
@@ -97,7 +106,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(HostSchema, 'The host with its new tags'), ...errors(400, 401, 404, 413, 415, 429, 503) }
     }
   }, async (request) => {
-    const address = parseAddress(request.params.address)
+    const address = inScope(request, request.params.address)
     return known(address, await fastify.results.setHostTags(address, tagSet(request.body.tags)))
   })
 
@@ -113,7 +122,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(HostSchema, 'The host with its new tags'), ...errors(400, 401, 404, 413, 415, 429, 503) }
     }
   }, async (request) => {
-    const address = parseAddress(request.params.address)
+    const address = inScope(request, request.params.address)
     return known(address, await fastify.results.addHostTags(address, tagSet(request.body.add ?? []), tagSet(request.body.remove ?? [])))
   })
 
@@ -125,10 +134,10 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'The host\'s findings, every status included unless `status` says otherwise; highest CVSS first by default.',
       params: HostAddressParamsSchema,
       querystring: HostFindingQuerySchema,
-      response: { 200: reply(PageFindingSchema, 'A page of findings'), ...errors(400, 401, 404, 429, 503) }
+      response: { 200: reply(PageFindingSchema, 'A page of findings'), ...errors(400, 401, 403, 404, 429, 503) }
     }
   }, async (request) => {
-    const address = parseAddress(request.params.address)
+    const address = inScope(request, request.params.address)
     const { limit, offset } = paging(request.query)
     const [host, page] = await Promise.all([
       fastify.results.getHost(address),

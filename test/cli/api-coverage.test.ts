@@ -11,6 +11,7 @@ import { buildProgram } from '../../cli/program'
 /** operationId → the command (words after `vulnscan`) that calls it. */
 const COMMAND_OF: Record<string, string> = {
   listAudit: 'audit',
+  listRefusedRequests: 'audit refused',
   createApiKey: 'keys create',
   listApiKeys: 'keys list',
   updateApiKey: 'keys update',

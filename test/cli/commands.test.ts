@@ -171,6 +171,13 @@ for (const backend of ['memory', 'redis'] as const) {
       t.match(shown.stdout, new RegExp(`PATCH .*/admin/keys/:id .*${created.id}`))
       const bad = await cli(['audit', '--since', 'yesterday-ish'], env)
       t.equal(bad.code, 2)
+
+      // Requests without a valid key are counted per address, not logged: `audit refused` shows the counters.
+      t.equal((await cli(['cancel', 'nope'], { ...env, VULNSCAN_API_KEY: 'not-a-key-at-all' })).code !== 0, true)
+      const refused = await cli(['audit', 'refused', '--json'], env)
+      t.equal(refused.code, 0, refused.stderr)
+      t.match(JSON.parse(refused.stdout), { total: 1, items: [{ count: 1 }] })
+      t.match((await cli(['audit', 'refused'], env)).stdout, /1 of 1 counters/)
     })
   })
 }

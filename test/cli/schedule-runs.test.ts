@@ -15,7 +15,7 @@ for (const backend of ['memory', 'redis'] as const) {
       t.comment('Redis or PostgreSQL does not answer: skipped')
       return
     }
-    const { app } = await build(t, backend, { WORKER_ENABLED: true })
+    const { app } = await build(t, backend, { WORKER_ENABLED: true, SCHEDULE_MIN_INTERVAL: 1 })
     const { url } = await listen(app)
     const env = { VULNSCAN_URL: url, VULNSCAN_API_KEY: SERVICE_KEY }
     const get = async (id: string): Promise<Json> => (await app.inject({ url: `/app/schedule/${id}`, headers: auth })).json()
@@ -61,7 +61,7 @@ for (const backend of ['memory', 'redis'] as const) {
       const shown = JSON.parse(showJson.stdout) as Json
       t.equal(shown.schedule.id, id)
       t.equal(shown.scans.length, s.runs, 'every scan it started')
-      t.ok(shown.scans.every((x: Json) => x.scheduleId === id && x.id.startsWith(`${id}.`)), 'each carrying scheduleId')
+      t.ok(shown.scans.every((x: Json) => x.scheduleId === id && x.id.startsWith(`schedule.${id}.`)), 'each carrying scheduleId, in the reserved namespace of run ids')
     })
   })
 }

@@ -22,8 +22,8 @@ test('due times missed while no worker ran: the first runs late once, the later 
 
       const after = await b.store.getSchedule(schedule.id)
       t.equal(after?.runs, 1, 'the due time the timer kept ran, late, once')
-      t.equal(after?.lastRun?.scanId, scheduledScanId(schedule.id, firstMissed))
-      t.ok(await b.store.getScan(scheduledScanId(schedule.id, firstMissed)), 'its scan exists')
+      t.equal(after?.lastRun?.scanId, scheduledScanId(schedule, firstMissed))
+      t.ok(await b.store.getScan(scheduledScanId(schedule, firstMissed)), 'its scan exists')
       const missed = (after?.skipped ?? []).filter((s) => s.reason === 'no_worker')
       t.ok(missed.length >= 7 && missed.length <= 9, `the later due times up to a minute ago are recorded skipped, no worker (${missed.length})`)
       t.equal(after?.skippedTotal, missed.length)

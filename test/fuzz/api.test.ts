@@ -5,6 +5,7 @@ import t0, { test, type Test } from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { backends, build, SERVICE_KEY, type Backend } from '../helper'
+import { fileTimeout } from '../support/file-timeout'
 import { finding, write } from '../support/results'
 import { rawFixture } from '../support/nvd-fixtures'
 import { findingId } from '../../lib/store/results-merge'
@@ -17,11 +18,11 @@ import {
 
 // A fixed seed keeps CI deterministic; FUZZ_SEED explores others, and every failure names the seed to replay it.
 // The default (200 requests to each of the 40-odd operations, on both backends) takes 80 s on a quiet 2-core
-// machine: more than the suite's 120 s per file allows on a busy one, so this file allows itself 6 minutes.
-// FUZZ_RUNS above about 250 needs longer still (`tap --timeout`).
-t0.setTimeout(360_000)
+// machine: more than the suite's 120 s per file allows on a busy one, so this file allows itself 6 minutes per 100
+// runs, or what `tap --timeout` gives when that is longer (the command line decides a longer exploration's bound).
 const SEED = Number(process.env.FUZZ_SEED ?? 1224)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100)
+t0.setTimeout(fileTimeout(360_000 * Math.max(1, RUNS / 100)))
 const ANSWER_WITHIN_MS = 5000
 const T0 = Date.parse('2026-04-01T00:00:00.000Z')
 

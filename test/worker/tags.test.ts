@@ -63,12 +63,11 @@ test('scans add their tags to the hosts they find and scan the hosts their targe
 
       t.equal((await post({ id: 'nobody', targetTags: ['unknown-tag'], options })).statusCode, 400, 'tags that name no host now: a 400 at POST')
 
-      // Scope: a key scoped elsewhere may name the tag, but the tagged host is left out and the scan says so.
+      // Scope: to a key scoped elsewhere, a tag only hosts outside its scope carry names no host (it may not read them).
       const scoped = (await app.inject({ method: 'POST', url: '/admin/keys', headers: auth, payload: { label: 'elsewhere', scope: ['192.0.2.0/24'] } })).json().key as string
-      t.equal((await post({ id: 'scoped', targetTags: ['lab'], options }, scoped)).statusCode, 200)
-      const out = await settled('scoped', scoped)
-      t.equal(out.status, 'failed')
-      t.match(out.reason, /outside the scan scope/)
+      const refused = await post({ id: 'scoped', targetTags: ['lab'], options }, scoped)
+      t.equal(refused.statusCode, 400)
+      t.match(refused.json().error, /no known host carries the tag lab/)
       t.not((await app.inject({ url: `/host/${one.host}`, headers: auth })).json().lastScanId, 'scoped', 'not scanned')
     })
   }
@@ -102,7 +101,7 @@ test('targetTags are looked up when the scan is planned: tags taken off after th
 })
 
 test('a schedule\'s runs carry its tags and target the hosts tagged at each run', async (t) => {
-  const { app } = await build(t, 'memory', { WORKER_ENABLED: true })
+  const { app } = await build(t, 'memory', { WORKER_ENABLED: true, SCHEDULE_MIN_INTERVAL: 1 })
   const one = await listener(t)
   await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id: 'seed', targets: [{ value: one.host, type: 'single_ip' }], options: { template: 'discovery', ports: String(one.port) } } })
   for (let i = 0; i < 100 && !TERMINAL.includes((await app.inject({ url: '/app/scan/seed', headers: auth })).json().status); i++) await sleep(100)
@@ -123,4 +122,30 @@ test('a schedule\'s runs carry its tags and target the hosts tagged at each run'
   t.ok(runs.length > 0, 'a run completed')
   t.match(runs[0], { targetTags: ['nightly-target'], tags: ['scheduled'], progress: { hostsTotal: 1 } })
   t.same((await app.inject({ url: `/host/${one.host}`, headers: auth })).json().tags, ['nightly-target', 'scheduled'])
+})
+
+// A scan of a scoped key that follows a tag: hosts carrying it outside the key's scope are neither scanned nor named
+// in its summary (before, each was listed under `excluded`, telling the key of hosts it may not read).
+test('tagged hosts outside the key\'s scope are left out of a scan and of its summary', async (t) => {
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { app, config } = await build(t, backend)
+      const net = `127.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`
+      const inside = `${net}.10`
+      const outside = loopbackAddress()
+      for (const address of [inside, outside]) {
+        await app.results.recordHost({ scanId: 's0', at: new Date().toISOString(), host: { address, hostnames: [], up: true, ports: [], closedCount: 0 }, scannedPorts: [], findings: [], settledPorts: [] })
+        await app.results.setHostTags(address, ['lab'])
+      }
+      const key = (await app.inject({ method: 'POST', url: '/admin/keys', headers: auth, payload: { label: 'lab', scope: [`${net}.0/24`] } })).json().key as string
+      const posted = await app.inject({ method: 'POST', url: '/app/scan', headers: { 'x-api-key': key }, payload: { id: 'lab', targetTags: ['lab'], options: { template: 'discovery', ports: '1' } } })
+      t.equal(posted.statusCode, 200)
+      const log = { info: () => {}, warn: () => {}, error: () => {} }
+      const runner = createScanRunner({ store: app.store, results: app.results, queue: app.scanQueue, nvd: app.nvd, config, log, attempts: 1 })
+      await runner.handle({ id: 'lab', data: { scanId: 'lab' }, priority: 3, attemptsMade: 0 }, new AbortController().signal)
+      const scan = (await app.store.getScan('lab'))!
+      t.match(scan, { status: 'running', progress: { hostsTotal: 1 } }, 'only the tagged host inside the scope is planned')
+      t.same(scan.summary?.excluded ?? [], [], 'and the one outside is not named')
+    })
+  }
 })

@@ -19,6 +19,7 @@ import { SortedList } from './sorted-list'
 import { comparePosition, type ListPosition } from '../../list-cursor'
 import { Finding, FindingTable, hexAt, idHex, toRecord, type FindingSortKey } from './finding-table'
 import { byAddress, mergeScanHead, speaksFor, type ScanHostHead } from '../scan-hosts'
+import { scopeOf } from '../../ownership'
 
 const EXPLOIT_BATCH = 1000
 const PORTS_MAX = 100_000
@@ -85,10 +86,12 @@ function hostMatcher (q: HostQuery): ((h: HostEntry) => boolean) | null {
   const product = q.product?.toLowerCase()
   const minRank = q.minSeverity === undefined ? undefined : SEVERITY_RANK[q.minSeverity]
   const { port, hasFindings, tag } = q
+  const scope = scopeOf(q.scope ?? [])
   if (text === undefined && port === undefined && service === undefined && product === undefined && minRank === undefined && hasFindings === undefined &&
-    tag === undefined) return null
+    tag === undefined && scope === null) return null
   return (h) => {
     if (tag !== undefined && !h.record.tags.includes(tag)) return false
+    if (scope !== null && !scope.allows(h.address)) return false
     if (text !== undefined && !h.text.includes(text)) return false
     if (port !== undefined && !h.ports.includes(port)) return false
     if (service !== undefined && !h.services.includes(service)) return false
@@ -503,11 +506,15 @@ export class MemoryResultsStore implements ResultsStore {
     if (q.cveId !== undefined) sets.push([this.byCve.get(q.cveId.toUpperCase()) ?? []])
     // A tag names hosts: their findings are the candidates, and whichever list is picked, each finding's host must carry it.
     if (q.tag !== undefined && q.scanId === undefined) sets.push(this.taggedParts(q.tag))
+    // A key's scope names hosts too: their findings are the candidates, and each finding's host must lie in it.
+    const scope = scopeOf(q.scope ?? [])
+    if (scope !== null && q.scanId === undefined) sets.push(this.scopedParts((a) => scope.allows(a)))
     const size = (parts: ArrayLike<number>[]): number => parts.reduce((n, p) => n + p.length, 0)
     const candidates = q.scanId !== undefined ? this.scanParts(q.scanId, q.host) : sets.sort((a, b) => size(a) - size(b))[0]
     if (candidates !== undefined) {
       const passes = t.filter(q)
-      const test = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
+      const tagged = q.tag === undefined ? passes : this.tagFilter(q.tag, passes)
+      const test = scope === null ? tagged : this.hostFilter((a) => scope.allows(a), tagged)
       if (size(candidates) > SORT_CANDIDATES_UP_TO) {
         const { mask, total } = t.markAmong(candidates, test)
         const marked = (s: number): boolean => mask[s] === 1
@@ -530,6 +537,19 @@ export class MemoryResultsStore implements ResultsStore {
     const out: ArrayLike<number>[] = []
     for (const h of this.hosts.values()) if (h.record.tags.includes(tag)) out.push(h.slots)
     return out
+  }
+
+  /** The findings of every host whose address passes `test`, as the hosts' lists of slots. */
+  private scopedParts (test: (address: string) => boolean): ArrayLike<number>[] {
+    const out: ArrayLike<number>[] = []
+    for (const h of this.hosts.values()) if (test(h.address)) out.push(h.slots)
+    return out
+  }
+
+  /** `passes`, and the finding's host address passes `test`. */
+  private hostFilter (test: (address: string) => boolean, passes: (slot: number) => boolean): (slot: number) => boolean {
+    const entries = this.table.entries
+    return (s) => passes(s) && test(entries[s]!.address)
   }
 
   /** `passes`, and the finding's host carries `tag`. */

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -16,6 +16,8 @@ export class MemoryStore implements Store {
   protected pending = new Map<string, Set<string>>()
   /** Oldest first. */
   protected audit: AuditEntry[] = []
+  /** Refused-request counters by `<window start>|<ip>`, the last counted last. */
+  protected refused = new Map<string, RefusedCount>()
   /** Oldest first (Map keeps insertion order). */
   protected schedules = new Map<string, ScheduleRecord>()
   /** The latest due time (ms) each schedule decided, run or skipped. */
@@ -105,11 +107,11 @@ export class MemoryStore implements Store {
     return [...m.values()].map((b) => structuredClone(b))
   }
 
-  async listScans (opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>> {
+  async listScans (opts: ListOptions & { status?: ScanStatus, where?: (scan: ScanRecord) => boolean }): Promise<Page<ScanRecord>> {
     const all: ScanRecord[] = []
     for (let i = this.scanOrder.length - 1; i >= 0; i--) {
       const s = this.scans.get(this.scanOrder[i])
-      if (s && (opts.status === undefined || s.status === opts.status)) all.push(s)
+      if (s && (opts.status === undefined || s.status === opts.status) && (opts.where === undefined || opts.where(s))) all.push(s)
     }
     return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => this.view(s)), total: all.length }
   }
@@ -185,12 +187,33 @@ export class MemoryStore implements Store {
     return null
   }
 
-  async appendAudit (entry: AuditEntry, retentionMs: number): Promise<void> {
-    const cutoff = Date.now() - retentionMs
+  async appendAudit (entry: AuditEntry, limits: AuditLimits): Promise<void> {
+    const cutoff = Date.now() - limits.retentionMs
     let drop = 0
     while (drop < this.audit.length && Date.parse(this.audit[drop].at) < cutoff) drop++
+    drop = Math.max(drop, this.audit.length + 1 - limits.maxEntries)
     if (drop > 0) this.audit.splice(0, drop)
     this.audit.push({ ...entry })
+  }
+
+  async countRefused (ip: string, at: number, windowMs: number, limits: AuditLimits): Promise<void> {
+    const start = at - (at % windowMs)
+    const key = `${start}|${ip}`
+    const hit = this.refused.get(key)
+    // Map order is the order counters were made; a counted one moves to the end, as the newest.
+    this.refused.delete(key)
+    this.refused.set(key, hit === undefined ? { ip, windowStart: new Date(start).toISOString(), windowEnd: new Date(start + windowMs).toISOString(), count: 1 } : { ...hit, count: hit.count + 1 })
+    const cutoff = Date.now() - limits.retentionMs
+    for (const [k, c] of this.refused) {
+      if (this.refused.size <= limits.maxEntries && Date.parse(c.windowEnd) >= cutoff) break
+      this.refused.delete(k)
+    }
+  }
+
+  async listRefused (opts: ListOptions): Promise<Page<RefusedCount>> {
+    // Newest window first, then by address from the end, as the Redis store's sorted set reads them.
+    const all = [...this.refused.values()].sort((a, b) => b.windowStart.localeCompare(a.windowStart) || (a.ip < b.ip ? 1 : a.ip > b.ip ? -1 : 0))
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((c) => ({ ...c })), total: all.length }
   }
 
   async listAudit (opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>> {
@@ -212,8 +235,8 @@ export class MemoryStore implements Store {
     return s ? structuredClone(s) : null
   }
 
-  async listSchedules (opts: ListOptions): Promise<Page<ScheduleRecord>> {
-    const all = [...this.schedules.values()].reverse()
+  async listSchedules (opts: ListOptions & { where?: (schedule: ScheduleRecord) => boolean }): Promise<Page<ScheduleRecord>> {
+    const all = [...this.schedules.values()].reverse().filter((s) => opts.where === undefined || opts.where(s))
     return { items: all.slice(opts.offset, opts.offset + opts.limit).map((s) => structuredClone(s)), total: all.length }
   }
 
@@ -254,6 +277,11 @@ export class MemoryStore implements Store {
     s.lastRun = { dueAt: dueAt.toISOString(), scanId }
     s.runs++
     return { outcome: 'run', schedule: structuredClone(s) }
+  }
+
+  async setScheduleNext (id: string, nextRunAt: string | null, forUpdatedAt: string): Promise<void> {
+    const s = this.schedules.get(id)
+    if (s !== undefined && s.updatedAt === forUpdatedAt) s.nextRunAt = nextRunAt
   }
 
   async createWebhook (webhook: WebhookRecord): Promise<void> {

@@ -19,6 +19,7 @@ import {
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { editedTags } from '../../tags'
 import type { ListPosition } from '../../list-cursor'
+import { scopeNetworks } from '../../scanner/targets'
 
 const EXPLOIT_BATCH = 1000
 /** Findings read and rewritten per transaction by refreshExploitContext. */
@@ -334,6 +335,19 @@ function mergeScanRow (prev: ScanHostRow | undefined, write: HostScanWrite, addr
 const LOCK_HOSTS = `
 SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(a, 7310) AS k FROM unnest($1::text[]) AS a ORDER BY 1) AS s`
 
+/**
+ * A key's scope as inet networks for `address::inet <<= ANY(…)`: each IPv4 network also as its IPv4-mapped IPv6
+ * network, since a host may be stored under that spelling and the scope treats the two alike.
+ */
+function scopeInets (scope: readonly string[]): string[] {
+  return scopeNetworks(scope).flatMap((n) => n.family === 4 ? [n.cidr, `::ffff:${n.cidr.split('/')[0]}/${96 + n.prefix}`] : [n.cidr])
+}
+
+/** Whether a query carries a key's scope (which the kept counts know nothing of). */
+function scoped (query: { scope?: readonly string[] }): boolean {
+  return query.scope !== undefined && query.scope.length > 0
+}
+
 function escapeLike (s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
@@ -343,6 +357,25 @@ class Params {
   add (v: unknown): string {
     this.values.push(v)
     return `$${this.values.length}`
+  }
+}
+
+/** A counting semaphore: at most `size` holders, the others wait in arrival order. */
+class Slots {
+  private used = 0
+  private readonly waiting: (() => void)[] = []
+  constructor (private readonly size: number) {}
+
+  async acquire (): Promise<void> {
+    if (this.used < this.size) { this.used++; return }
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+  }
+
+  /** Hands the slot to the next waiter, or frees it. */
+  release (): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next()
+    else this.used--
   }
 }
 
@@ -358,8 +391,12 @@ export class PostgresResultsStore implements ResultsStore {
   private written = 0
   private vacuuming: Promise<void> | null = null
 
+  /** Exports streaming at once (each holds a connection): half the pool, so that lists keep connections to use. */
+  private readonly exports: Slots
+
   constructor (opts: PostgresResultsStoreOptions) {
     this.pool = opts.pool
+    this.exports = new Slots(Math.max(1, Math.floor((opts.pool.options.max ?? 10) / 2)))
   }
 
   private wrote (rows: number): void {
@@ -637,6 +674,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.hasFindings !== undefined) where.push(query.hasFindings ? 'findings_count > 0' : 'findings_count = 0')
     if (query.scanId !== undefined) where.push(`address IN (SELECT address FROM scan_hosts WHERE scan_id = ${p.add(query.scanId)})`)
     if (query.tag !== undefined) where.push(`tags @> ARRAY[${p.add(query.tag)}::text]`)
+    if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const count = async (): Promise<number> => await this.countHosts(query, where.length === 0 ? null : `SELECT count(*) AS n FROM hosts ${clause}`, p)
     if (where.length === 0 && query.offset === 0 && query.after === undefined) {
@@ -671,6 +709,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.tag !== undefined) facets.push(['tag', query.tag])
     const noQ = query.q === undefined || query.q === ''
     // A scan's hosts are its rows: each written with its host and deleted with it (the primary key's own order).
+    if (scoped(query)) return Number((await this.pool.query<{ n: string }>(counting, p.values)).rows[0].n)
     if (query.scanId !== undefined && facets.length === 0 && noQ && query.minSeverity === undefined && query.hasFindings === undefined) {
       return Number((await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM scan_hosts WHERE scan_id = $1', [query.scanId])).rows[0].n)
     }
@@ -776,6 +815,7 @@ export class PostgresResultsStore implements ResultsStore {
     }
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
+    if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
     if (query.tag !== undefined) {
       where.push(group === 'walk'
         ? `EXISTS (SELECT 1 FROM hosts h WHERE h.address = findings.address AND h.tags @> ARRAY[${p.add(query.tag)}::text])`
@@ -805,6 +845,7 @@ export class PostgresResultsStore implements ResultsStore {
 
   /** The one group whose counts answer the query's total: a scan's or a tag's, with counted filters only beside it. */
   private countedGroup (query: FindingExportQuery): string | null {
+    if (scoped(query)) return null
     if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined) return null
     if (query.scanId !== undefined) return query.tag === undefined ? scanGroup(query.scanId) : null
     return query.tag === undefined ? null : tagGroup(query.tag)
@@ -827,7 +868,8 @@ export class PostgresResultsStore implements ResultsStore {
   private async countFindings (query: FindingExportQuery, sql: FindingSql): Promise<number> {
     const group = this.countedGroup(query)
     if (group !== null) return (await this.groupCounts(query, group)).n
-    // The counts tables know nothing of hosts or CVEs: those filters are counted row by row.
+    // The counts tables know nothing of hosts, CVEs or scopes: those filters are counted row by row.
+    if (scoped(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
       query.confidence === undefined && query.minCvss === undefined && query.tag === undefined) {
       return await this.countByEpss(query, query.minEpss)
@@ -909,8 +951,22 @@ export class PostgresResultsStore implements ResultsStore {
     return { items: await this.page<FindingRecord>(`SELECT record FROM findings ${sql.where}`, sql.params, column, 'id', sql.order, query.offset, query.limit, total), total }
   }
 
-  /** A cursor inside one REPEATABLE READ transaction: one snapshot from the first row to the last, a page of rows in memory. */
+  /**
+   * A cursor inside one REPEATABLE READ transaction: one snapshot from the first row to the last, a page of rows in
+   * memory. The transaction holds its connection as long as the reader takes, so at most half the pool streams at
+   * once and later exports wait their turn here: ten reports at once otherwise took every connection, and the lists
+   * and exports behind them failed after waiting for one (and cut the reports that waited, mid-stream).
+   */
   async * streamFindings (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
+    await this.exports.acquire()
+    try {
+      yield * this.streamFindingsNow(query)
+    } finally {
+      this.exports.release()
+    }
+  }
+
+  private async * streamFindingsNow (query: FindingExportQuery): AsyncGenerator<FindingRecord> {
     const sql = this.findingSql(query)
     const dir = sql.order === 'asc' ? 'ASC' : 'DESC'
     const values = [...sql.params.values]

@@ -1,12 +1,15 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
 import { scanEventsChannel } from '../../scan-events'
 import { targetsDigest, targetsKey } from '../../scanner/targets'
+
+/** Records read at a time when a list is filtered record by record (a scoped key's scans and schedules). */
+const FILTER_CHUNK = 500
 
 /** Scans of the same targets read at a time while looking for a previous one in some status. */
 const PREVIOUS_PAGE = 50
@@ -144,7 +147,34 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1
 `
 
+// Set hash fields while another key exists (a schedule's run state while its definition does). KEYS: that key, the
+// hash. ARGV: field/value pairs.
+const SET_IF_EXISTS_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV))
+return 1
+`
+
+// Count a refused request. KEYS: the counters' index (member `<window start>|<window ms>|<ip>`, scored by the start),
+// their counts. ARGV: member, window start, cutoff (windows starting before it go), most counters kept (the oldest
+// windows go first).
+const COUNT_REFUSED_LUA = `
+if redis.call('HINCRBY', KEYS[2], ARGV[1], 1) == 1 then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3], 'LIMIT', 0, 1000)
+local excess = redis.call('ZCARD', KEYS[1]) - #gone - tonumber(ARGV[4])
+if excess > 0 then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], #gone, #gone + excess - 1)) do gone[#gone + 1] = m end
+end
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('HDEL', KEYS[2], unpack(gone))
+end
+return 1
+`
+
 type RedisWithCommands = Redis & {
+  vulnscanCountRefused(index: string, counts: string, member: string, start: number, cutoff: number, max: number): Promise<number>
+  vulnscanSetIfExists(key: string, hash: string, ...fieldValues: string[]): Promise<number>
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
   vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string, ...missed: (string | number)[]): Promise<string>
@@ -174,6 +204,8 @@ export class RedisStore implements Store {
       redis.defineCommand('vulnscanAppendDelivery', { numberOfKeys: 2, lua: APPEND_DELIVERY_LUA })
       redis.defineCommand('vulnscanReplaceIf', { numberOfKeys: 1, lua: REPLACE_IF_LUA })
       redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
+      redis.defineCommand('vulnscanSetIfExists', { numberOfKeys: 2, lua: SET_IF_EXISTS_LUA })
+      redis.defineCommand('vulnscanCountRefused', { numberOfKeys: 2, lua: COUNT_REFUSED_LUA })
     }
     this.redis = redis as RedisWithCommands
   }
@@ -277,13 +309,38 @@ export class RedisStore implements Store {
     return (await this.readScans([id]))[0] ?? null
   }
 
-  async listScans (opts: ListOptions & { status?: ScanStatus }): Promise<Page<ScanRecord>> {
+  async listScans (opts: ListOptions & { status?: ScanStatus, where?: (scan: ScanRecord) => boolean }): Promise<Page<ScanRecord>> {
     const set = opts.status ? this.key('scans', 'status', opts.status) : this.key('scans')
+    if (opts.where !== undefined) {
+      const { ids, total } = await this.walkFiltered(set, (id) => this.scanKey(id), opts.where, opts)
+      return { items: await this.readScans(ids), total }
+    }
     const [[, total], [, ids]] = await this.redis.multi()
       .zcard(set)
       .zrevrange(set, opts.offset, opts.offset + opts.limit - 1)
       .exec() as [[null, number], [null, string[]]]
     return { items: await this.readScans(ids), total }
+  }
+
+  /**
+   * The ids of a page of the sorted set `set` (newest first) among the members whose immutable record (at `keyOf(id)`)
+   * passes `where`, and how many pass: the set read in chunks, each chunk's records with one MGET.
+   */
+  private async walkFiltered<T> (set: string, keyOf: (id: string) => string, where: (record: T) => boolean, page: ListOptions): Promise<{ ids: string[], total: number }> {
+    const ids: string[] = []
+    let total = 0
+    for (let start = 0; ; start += FILTER_CHUNK) {
+      const chunk = await this.redis.zrevrange(set, start, start + FILTER_CHUNK - 1)
+      if (chunk.length === 0) break
+      const raws = await this.redis.mget(chunk.map(keyOf))
+      raws.forEach((raw, i) => {
+        if (raw === null || !where(JSON.parse(raw) as T)) return
+        if (total >= page.offset && ids.length < page.limit) ids.push(chunk[i])
+        total++
+      })
+      if (chunk.length < FILTER_CHUNK) break
+    }
+    return { ids, total }
   }
 
   async updateScan (id: string, patch: ScanPatch): Promise<{ applied: boolean, scan: ScanRecord } | null> {
@@ -432,21 +489,64 @@ export class RedisStore implements Store {
     return set === 'OK' ? k : null
   }
 
-  async appendAudit (entry: AuditEntry, retentionMs: number): Promise<void> {
+  async appendAudit (entry: AuditEntry, limits: AuditLimits): Promise<void> {
     const at = Date.parse(entry.at)
     await this.redis.multi()
       .zadd(this.key('audit'), at, JSON.stringify(entry))
-      .zremrangebyscore(this.key('audit'), '-inf', `(${Date.now() - retentionMs}`)
+      .zremrangebyscore(this.key('audit'), '-inf', `(${Date.now() - limits.retentionMs}`)
+      // The newest maxEntries stay (ranks count from the oldest).
+      .zremrangebyrank(this.key('audit'), 0, -(limits.maxEntries + 1))
       .exec()
   }
 
   async listAudit (opts: ListOptions & AuditFilter): Promise<Page<AuditEntry>> {
+    const key = this.key('audit')
     const max = opts.until === undefined ? '+inf' : String(Date.parse(opts.until))
     const min = opts.since === undefined ? '-inf' : String(Date.parse(opts.since))
-    // The time window is narrowed in Redis; the log is bounded by its retention, so the rest is filtered here.
-    const raws = await this.redis.zrevrangebyscore(this.key('audit'), max, min)
-    const matching = raws.map((r) => JSON.parse(r) as AuditEntry).filter((e) => auditMatches(e, opts))
-    return { items: matching.slice(opts.offset, opts.offset + opts.limit), total: matching.length }
+    if (opts.keyId === undefined && opts.method === undefined && opts.status === undefined) {
+      // By place in the log: the count and one page, whatever the log holds.
+      const [[, total], [, raws]] = await this.redis.multi()
+        .zcount(key, min, max)
+        .zrevrangebyscore(key, max, min, 'LIMIT', opts.offset, opts.limit)
+        .exec() as [[null, number], [null, string[]]]
+      return { items: raws.map((r) => JSON.parse(r) as AuditEntry), total }
+    }
+    // Filtered: the window read in chunks (the log is bounded), only the page's entries kept.
+    const items: AuditEntry[] = []
+    let total = 0
+    for (let start = 0; ; start += FILTER_CHUNK) {
+      const raws = await this.redis.zrevrangebyscore(key, max, min, 'LIMIT', start, FILTER_CHUNK)
+      for (const r of raws) {
+        const e = JSON.parse(r) as AuditEntry
+        if (!auditMatches(e, opts)) continue
+        if (total >= opts.offset && items.length < opts.limit) items.push(e)
+        total++
+      }
+      if (raws.length < FILTER_CHUNK) break
+    }
+    return { items, total }
+  }
+
+  async countRefused (ip: string, at: number, windowMs: number, limits: AuditLimits): Promise<void> {
+    const start = at - (at % windowMs)
+    await this.redis.vulnscanCountRefused(this.key('audit', 'refused'), this.key('audit', 'refused', 'n'), `${start}|${windowMs}|${ip}`, start,
+      Date.now() - limits.retentionMs - windowMs, limits.maxEntries)
+  }
+
+  async listRefused (opts: ListOptions): Promise<Page<RefusedCount>> {
+    const [[, total], [, members]] = await this.redis.multi()
+      .zcard(this.key('audit', 'refused'))
+      .zrevrange(this.key('audit', 'refused'), opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    if (members.length === 0) return { items: [], total }
+    const counts = await this.redis.hmget(this.key('audit', 'refused', 'n'), ...members)
+    return {
+      items: members.map((m, i) => {
+        const [start, windowMs, ...ip] = m.split('|')
+        return { ip: ip.join('|'), windowStart: new Date(Number(start)).toISOString(), windowEnd: new Date(Number(start) + Number(windowMs)).toISOString(), count: Number(counts[i] ?? 0) }
+      }),
+      total
+    }
   }
 
   async touchApiKey (hash: string, at: string): Promise<void> {
@@ -483,6 +583,7 @@ export class RedisStore implements Store {
       schedule.runs = Number(runs.runs ?? 0)
       schedule.skippedTotal = Number(runs.skippedTotal ?? 0)
       schedule.skipped = (res[i * 3 + 2] as string[]).map((e) => JSON.parse(e) as ScheduleRecord['skipped'][number])
+      if (runs.next !== undefined && runs.nextFor === schedule.updatedAt) schedule.nextRunAt = JSON.parse(runs.next) as string | null
       out.push(schedule)
     }
     return out
@@ -492,7 +593,11 @@ export class RedisStore implements Store {
     return (await this.readSchedules([id]))[0] ?? null
   }
 
-  async listSchedules (opts: ListOptions): Promise<Page<ScheduleRecord>> {
+  async listSchedules (opts: ListOptions & { where?: (schedule: ScheduleRecord) => boolean }): Promise<Page<ScheduleRecord>> {
+    if (opts.where !== undefined) {
+      const { ids, total } = await this.walkFiltered(this.key('schedules'), (id) => this.scheduleKey(id), opts.where, opts)
+      return { items: await this.readSchedules(ids), total }
+    }
     const [[, total], [, ids]] = await this.redis.multi()
       .zcard(this.key('schedules'))
       .zrevrange(this.key('schedules'), opts.offset, opts.offset + opts.limit - 1)
@@ -538,6 +643,11 @@ export class RedisStore implements Store {
       return { outcome: r as 'run' | 'again', schedule }
     }
     throw new Error(`schedule '${id}': its last run kept changing while a run was claimed`)
+  }
+
+  async setScheduleNext (id: string, nextRunAt: string | null, forUpdatedAt: string): Promise<void> {
+    // Kept beside the run state, with the definition it was computed under: a change made since wins (readSchedules).
+    await this.redis.vulnscanSetIfExists(this.scheduleKey(id), this.scheduleKey(id, 'runs'), 'next', JSON.stringify(nextRunAt), 'nextFor', forUpdatedAt)
   }
 
   private webhookKey (id: string, part?: 'deliveries' | 'failed'): string {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import type { Static } from '@sinclair/typebox'
 import { randomUUID } from 'node:crypto'
 import { errors, paging, ref, reply } from '../../../schemas/common'
@@ -22,11 +23,8 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     const problem = webhookUrlProblem(url, fastify.webhookPolicy)
     if (problem !== null) throw new WebhookUrlError(problem)
   }
-  const find = async (id: string): Promise<WebhookRecord> => {
-    const w = await fastify.store.getWebhook(id)
-    if (w === null) throw new NotFoundError(`No webhook with id '${id}'`)
-    return w
-  }
+  // Webhooks are owned like every resource (lib/ownership.ts); only admins reach these routes, and admins change any.
+  const find = async (request: FastifyRequest, id: string): Promise<WebhookRecord> => await fastify.owned.change(request, 'webhook', id)
 
   fastify.post('/', {
     prefixTrailingSlash: 'no-slash',
@@ -91,7 +89,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
       params: WebhookIdParamsSchema,
       response: { 200: reply(WebhookSchema, 'The webhook'), ...errors(400, 401, 403, 404, 429, 503) }
     }
-  }, async (request) => publicWebhook(await find(request.params.id)))
+  }, async (request) => publicWebhook(await fastify.owned.read(request, 'webhook', request.params.id)))
 
   fastify.patch('/:id', {
     config: adminOnly,
@@ -106,6 +104,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { id } = request.params
+    await find(request, id)
     const body = request.body
     if (body.url !== undefined) checkUrl(body.url)
     const updated = await fastify.store.updateWebhook(id, {
@@ -130,6 +129,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { id } = request.params
+    await find(request, id)
     if (!(await fastify.store.deleteWebhook(id))) throw new NotFoundError(`No webhook with id '${id}'`)
     request.log.info({ webhookId: id }, 'webhook deleted')
     return reply.code(204).send()
@@ -150,7 +150,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { limit, offset } = paging(request.query)
-    await find(request.params.id)
+    await fastify.owned.read(request, 'webhook', request.params.id)
     if (request.query.failed === true) {
       const page = await fastify.store.listFailedDeliveries(request.params.id, { limit, offset })
       const items = page.items.map((f) => ({
@@ -176,7 +176,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { id, delivery } = request.params
-    await find(id)
+    await find(request, id)
     const failed = await fastify.store.getFailedDelivery(id, delivery)
     if (failed === null) throw new NotFoundError(`No failed delivery '${delivery}' is kept for webhook '${id}'`)
     // A job id of its own: the failed job keeps the original id, which the queue would take as already done.
@@ -197,7 +197,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: reply(WebhookDeliverySchema, 'The attempt'), ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
     }
   }, async (request) => {
-    const w = await find(request.params.id)
+    const w = await find(request, request.params.id)
     const body = testBody(w.id)
     const { delivery } = await attemptDelivery({ store: fastify.store, policy: fastify.webhookPolicy, timeoutMs: fastify.config.WEBHOOK_TIMEOUT_MS },
       w, { event: body.event, eventId: body.id, body: renderBody(w.format, body) }, 1, true)

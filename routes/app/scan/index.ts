@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
-import { ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
-import { isTerminal, type ScanStatus } from '../../../lib/store/types'
+import { BadRequestError, ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
+import { isTerminal, type ScanRecord } from '../../../lib/store/types'
+import { scanView } from '../../../lib/ownership'
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
+import { isReservedScanId, RESERVED_SCAN_ID_PREFIX } from '../../../lib/schedules'
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
 import { tagSet } from '../../../lib/tags'
@@ -24,11 +26,13 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
    * A scan with nothing but targetTags that name no host now would fail as soon as it is planned: said at once.
    * A re-post of a scan that exists already is the same request whatever the hosts' tags are now.
    */
-  const checkTargetTags = async (body: { id?: string, targets?: unknown[], targetTags?: string[] }): Promise<void> => {
+  const checkTargetTags = async (body: { id?: string, targets?: unknown[], targetTags?: string[] }, sees: ((address: string) => boolean) | null): Promise<void> => {
     const targetTags = tagSet(body.targetTags ?? [])
     if ((body.targets ?? []).length > 0 || targetTags.length === 0) return
     if (body.id !== undefined && await fastify.store.getScan(body.id) !== null) return
-    if ((await fastify.results.hostsWithTags(targetTags)).length > 0) return
+    // Hosts outside the key's scope are neither scanned nor revealed: tags that only they carry name no host here.
+    const tagged = await fastify.results.hostsWithTags(targetTags)
+    if ((sees === null ? tagged : tagged.filter(sees)).length > 0) return
     throw new TargetError(`targetTags: no known host carries ${targetTags.length === 1 ? 'the tag' : 'any of the tags'} ${targetTags.join(', ')}, and the scan names no targets`)
   }
 
@@ -48,16 +52,21 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const problem = scanRequestProblem(request.body, limits)
     if (problem !== null) throw problem.scope ? new ScopeError(problem.message) : new TargetError(problem.message)
+    if (request.body.id !== undefined && isReservedScanId(request.body.id)) {
+      throw new BadRequestError(`id: scan ids starting '${RESERVED_SCAN_ID_PREFIX}' are reserved for the runs of schedules; choose another id`)
+    }
     const keyScope = request.principal?.scope ?? []
     const outside = keyScopeProblem(request.body.targets ?? [], keyScope)
     if (outside !== null) throw new KeyScopeError(outside)
-    await checkTargetTags(request.body)
-    const record = newScanRecord(request.body, request.principal?.id ?? 'unknown')
+    await checkTargetTags(request.body, fastify.owned.addresses(request))
+    const owner = request.principal?.id ?? 'unknown'
+    const record = newScanRecord(request.body, owner)
     if (keyScope.length > 0) record.keyScope = [...keyScope]
     const { created, scan } = await fastify.store.createScan(record)
     request.auditTarget = scan.id
-    if (!created && scan.requestHash !== record.requestHash) {
-      throw new ConflictError(`A scan with id '${record.id}' already exists with a different request`)
+    // A re-post is the same request from the same key; an id another key took is taken, whatever the body.
+    if (!created && (scan.requestHash !== record.requestHash || scan.createdBy !== owner)) {
+      throw new ConflictError(`A scan with id '${record.id}' already exists${scan.createdBy === owner ? ' with a different request' : ''}`)
     }
     try {
       // Also on a re-post: an add that failed before is made good, and an add that succeeded is a no-op.
@@ -83,8 +92,10 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const { limit, offset } = paging(request.query)
     const { status } = request.query
-    const page = await fastify.store.listScans({ status, limit, offset })
-    return { ...page, limit, offset }
+    const where = fastify.owned.filter(request, 'scan')
+    const page = await fastify.store.listScans({ status, limit, offset, ...(where === null ? {} : { where }) })
+    const actor = fastify.owned.actor(request)
+    return { items: page.items.map((scan) => scanView(actor, scan)), total: page.total, limit, offset }
   })
 
   fastify.get('/:id', {
@@ -96,11 +107,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       params: ScanIdParamsSchema,
       response: { 200: reply(ScanSchema, 'The scan'), ...errors(400, 401, 404, 429, 503) }
     }
-  }, async (request) => {
-    const scan = await fastify.store.getScan(request.params.id)
-    if (scan === null) throw new NotFoundError(`No scan with id '${request.params.id}'`)
-    return scan
-  })
+  }, async (request) => scanView(fastify.owned.actor(request), await fastify.owned.read(request, 'scan', request.params.id)))
 
   fastify.delete('/:id', {
     schema: {
@@ -114,6 +121,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { id } = request.params
+    await fastify.owned.change(request, 'scan', id)
     const r = await fastify.store.updateScan(id, {
       status: 'cancelled',
       reason: `cancelled by ${request.principal?.id === 'service' ? 'the infrastructure key' : `key ${request.principal?.id ?? 'unknown'}`}`,
@@ -123,7 +131,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     if (!r.applied) throw new ConflictError(`Scan '${id}' already ended (${r.scan.status})`)
     request.log.info({ scanId: id }, 'scan cancelled')
     await fastify.notifier.scanEnded(r.scan)
-    return r.scan
+    return scanView(fastify.owned.actor(request), r.scan)
   })
 
   // Streams per key and in all, in this process. One reader per followed scan: a change is read from the store
@@ -151,7 +159,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     f.reading = true
     fastify.store.getScan(id).then((scan) => {
       if (scan === null) return
-      const event = scanEvent(serialize(scan))
+      const event = scanEvent(serialize(scan), scan)
       if (f.last !== null && f.last.id === event.id) return
       f.last = event
       for (const s of f.streams) s(event)
@@ -206,8 +214,8 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     if ((perKey.get(who) ?? 0) >= fastify.config.SSE_MAX_STREAMS_PER_KEY) {
       throw new TooManyStreamsError(`This key already has ${fastify.config.SSE_MAX_STREAMS_PER_KEY} event streams open, the most it may`)
     }
-    const first = await fastify.store.getScan(id)
-    if (first === null) throw new NotFoundError(`No scan with id '${id}'`)
+    const first = await fastify.owned.read(request, 'scan', id)
+    const actor = fastify.owned.actor(request)
     serializeScan ??= reply.compileSerializationSchema(ScanSchema) as (scan: Record<string, unknown>) => string
     open++
     perKey.set(who, (perKey.get(who) ?? 0) + 1)
@@ -221,7 +229,13 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     })
     let closed = false
     let lastSent = request.headers['last-event-id'] ?? ''
-    const send = (event: ScanEvent): void => {
+    // Streams of several keys share one reader: what a scoped key may not read is taken out of its own copy.
+    const own = (event: ScanEvent): ScanEvent => {
+      const view = scanView(actor, event.scan)
+      return view === event.scan ? event : scanEvent(serialize(view), view)
+    }
+    const send = (shared: ScanEvent): void => {
+      const event = own(shared)
       if (closed || event.id === lastSent) return
       lastSent = event.id
       res.write(`event: ${event.terminal ? 'end' : 'progress'}\nid: ${event.id}\ndata: ${event.json}\n\n`)
@@ -243,19 +257,18 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     }
     request.raw.on('close', finish)
     streams.add(finish)
-    const event = scanEvent(serialize(first))
+    const event = own(scanEvent(serialize(first), first))
     // A terminal scan always ends the stream, even for a client that saw its end event before.
     if (event.terminal && event.id === lastSent) lastSent = ''
     send(event)
   })
 }
 
-interface ScanEvent { id: string, json: string, terminal: boolean }
+interface ScanEvent { id: string, json: string, terminal: boolean, scan: ScanRecord }
 
 /** An event for one state of a scan; its id is derived from the state, so a reconnecting client is not sent the state it has. */
-function scanEvent (json: string): ScanEvent {
-  const status = (JSON.parse(json) as { status: ScanStatus }).status
-  return { id: createHash('sha256').update(json).digest('base64url').slice(0, 22), json, terminal: isTerminal(status) }
+function scanEvent (json: string, scan: ScanRecord): ScanEvent {
+  return { id: createHash('sha256').update(json).digest('base64url').slice(0, 22), json, terminal: isTerminal(scan.status), scan }
 }
 
 export default scans

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScheduleSchema, ScheduleCreateSchema, ScheduleIdParamsSchema, ScheduleListQuerySchema, SchedulePatchSchema, ScheduleSchema } from '../../../schemas/schedule'
-import { KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
+import { KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError, TooManySchedulesError } from '../../../lib/errors'
 import { scanLimits, scanRequestProblem } from '../../../lib/scans'
 import { keyScopeProblem } from '../../../lib/access'
-import { cronProblem } from '../../../lib/schedules-cron'
+import { cronProblem, nextRunAfter } from '../../../lib/schedules-cron'
 import { newScheduleRecord, nextRun } from '../../../lib/schedules'
 import type { ScheduledScan, ScheduleRecord } from '../../../lib/store/types'
 import type { FastifyBaseLogger } from 'fastify'
@@ -43,9 +43,17 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
     if (outside !== null) throw new KeyScopeError(`scan: ${outside}`)
   }
 
+  const cronLimits = { minIntervalSeconds: fastify.config.SCHEDULE_MIN_INTERVAL }
   const checkCron = (cron: string, timezone: string): void => {
-    const problem = cronProblem(cron, timezone)
+    const problem = cronProblem(cron, timezone, cronLimits)
     if (problem !== null) throw new ScheduleError(problem)
+  }
+
+  /** Each key may keep SCHEDULE_MAX_PER_KEY schedules: every due time of each costs the workers a search and a scan. */
+  const checkCount = async (owner: string): Promise<void> => {
+    const max = fastify.config.SCHEDULE_MAX_PER_KEY
+    const { total } = await fastify.store.listSchedules({ limit: 0, offset: 0, where: (s) => s.createdBy === owner })
+    if (total >= max) throw new TooManySchedulesError(`This key already has ${total} schedules, the most it may keep (SCHEDULE_MAX_PER_KEY); delete one first`)
   }
 
   /** Bring the timer in line with a stored schedule; the store has it already, so a worker start makes it good. */
@@ -67,15 +75,20 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Create a schedule',
       description: 'A scan (checked as POST /app/scan checks it, with the scope of this key, which every run keeps) started at ' +
         'each due time of a cron expression read in a time zone. A run that comes due while the previous run\'s scan is still ' +
-        'queued or running is skipped and recorded. Each run\'s scan carries `scheduleId`.',
+        'queued or running is skipped and recorded. Each run\'s scan carries `scheduleId` and has an id in the reserved ' +
+        '`schedule.` namespace. The schedule belongs to this key: each run is held to the scope it was given narrowed by this ' +
+        'key\'s scope at that time, and stops when the key is revoked or loses the operator role. Runs must be ' +
+        'SCHEDULE_MIN_INTERVAL seconds apart at least and the expression must fire within four years (400 otherwise); a key ' +
+        'keeps at most SCHEDULE_MAX_PER_KEY schedules (409 beyond).',
       body: ref(ScheduleCreateSchema),
-      response: { 201: reply(ScheduleSchema, 'The schedule, with its next due time'), ...errors(400, 401, 403, 413, 415, 429, 503) }
+      response: { 201: reply(ScheduleSchema, 'The schedule, with its next due time'), ...errors(400, 401, 403, 409, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
     const body = request.body
     const timezone = body.timezone ?? 'UTC'
     checkCron(body.cron, timezone)
     checkScan(body.scan, request.principal)
+    await checkCount(request.principal?.id ?? 'unknown')
     const record = newScheduleRecord({ ...body, timezone }, request.principal?.id ?? 'unknown', request.principal?.scope ?? [])
     await fastify.store.createSchedule(record)
     request.auditTarget = record.id
@@ -90,13 +103,14 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'listSchedules',
       tags: ['schedules'],
       summary: 'List schedules',
-      description: 'Newest first.',
+      description: 'Newest first. A key with a scope sees the schedules it made and those whose targets lie in its scope.',
       querystring: ScheduleListQuerySchema,
       response: { 200: reply(PageScheduleSchema, 'A page of schedules'), ...errors(400, 401, 429, 503) }
     }
   }, async (request) => {
     const { limit, offset } = paging(request.query)
-    const page = await fastify.store.listSchedules({ limit, offset })
+    const where = fastify.owned.filter(request, 'schedule')
+    const page = await fastify.store.listSchedules({ limit, offset, ...(where === null ? {} : { where }) })
     return { items: page.items.map(publicSchedule), total: page.total, limit, offset }
   })
 
@@ -109,11 +123,7 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       params: ScheduleIdParamsSchema,
       response: { 200: reply(ScheduleSchema, 'The schedule'), ...errors(400, 401, 404, 429, 503) }
     }
-  }, async (request) => {
-    const s = await fastify.store.getSchedule(request.params.id)
-    if (s === null) throw new NotFoundError(`No schedule with id '${request.params.id}'`)
-    return publicSchedule(s)
-  })
+  }, async (request) => publicSchedule(await fastify.owned.read(request, 'schedule', request.params.id)))
 
   fastify.patch('/:id', {
     schema: {
@@ -122,20 +132,24 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Change a schedule',
       description: 'Changes the given fields (`scan` is replaced whole, checked with the scope of this key, which its runs keep from ' +
         'then on); the run history ' +
-        'stays. `enabled: false` stops the runs; a scan already started goes on.',
+        'stays. `enabled: false` stops the runs; a scan already started goes on. Only the key that made the schedule, or an ' +
+        'admin, may change it (403); a schedule this key may not see is a 404.',
       params: ScheduleIdParamsSchema,
       body: ref(SchedulePatchSchema),
       response: { 200: reply(ScheduleSchema, 'The changed schedule'), ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
     }
   }, async (request) => {
     const { id } = request.params
-    const current = await fastify.store.getSchedule(id)
-    if (current === null) throw new NotFoundError(`No schedule with id '${id}'`)
+    const current = await fastify.owned.change(request, 'schedule', id)
     const body = request.body
-    if (body.cron !== undefined || body.timezone !== undefined) checkCron(body.cron ?? current.cron, body.timezone ?? current.timezone)
+    const cron = body.cron ?? current.cron
+    const timezone = body.timezone ?? current.timezone
+    if (body.cron !== undefined || body.timezone !== undefined) checkCron(cron, timezone)
     if (body.scan !== undefined) checkScan(body.scan, request.principal)
     const keyScope = body.scan === undefined ? {} : { keyScope: [...(request.principal?.scope ?? [])] }
-    const updated = await fastify.store.updateSchedule(id, { ...body, ...keyScope, updatedAt: new Date().toISOString() })
+    const now = new Date()
+    const next = (body.enabled ?? current.enabled) ? nextRunAfter(cron, timezone, now) : null
+    const updated = await fastify.store.updateSchedule(id, { ...body, ...keyScope, nextRunAt: next === null ? null : next.toISOString(), updatedAt: now.toISOString() })
     if (updated === null) throw new NotFoundError(`No schedule with id '${id}'`)
     await arm(updated, id, request.log)
     request.log.info({ scheduleId: id, enabled: updated.enabled }, 'schedule changed')
@@ -147,12 +161,13 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'deleteSchedule',
       tags: ['schedules'],
       summary: 'Delete a schedule',
-      description: 'No further run starts; scans it started stay, with their `scheduleId`.',
+      description: 'No further run starts; scans it started stay, with their `scheduleId`. Only the key that made the schedule, or an admin, may delete it (403).',
       params: ScheduleIdParamsSchema,
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(400, 401, 403, 404, 413, 415, 429, 503) }
     }
   }, async (request, reply) => {
     const { id } = request.params
+    await fastify.owned.change(request, 'schedule', id)
     if (!(await fastify.store.deleteSchedule(id))) throw new NotFoundError(`No schedule with id '${id}'`)
     await arm(null, id, request.log)
     request.log.info({ scheduleId: id }, 'schedule deleted')

@@ -49,7 +49,7 @@ test('each due time is claimed once, and skipped while the last scan is in fligh
       const s = schedule('s', 1000)
       await store.createSchedule(s)
       const due1 = new Date(10_000)
-      const id1 = scheduledScanId(s.id, due1)
+      const id1 = scheduledScanId(s, due1)
 
       // Many processes take the same due time at once: one runs it.
       const claims = await Promise.all(Array.from({ length: 8 }, () => store.claimScheduleRun(s.id, due1, id1)))
@@ -60,16 +60,16 @@ test('each due time is claimed once, and skipped while the last scan is in fligh
       // The scan is still queued when the next due time comes: skipped and recorded.
       await store.createScan(scan(id1, 'queued'))
       const due2 = new Date(11_000)
-      const skipped = await store.claimScheduleRun(s.id, due2, scheduledScanId(s.id, due2))
+      const skipped = await store.claimScheduleRun(s.id, due2, scheduledScanId(s, due2))
       t.match(skipped, { outcome: 'skipped', inFlight: id1 })
-      t.equal((await store.claimScheduleRun(s.id, due2, scheduledScanId(s.id, due2))).outcome, 'stale', 'a skipped due time stays skipped')
+      t.equal((await store.claimScheduleRun(s.id, due2, scheduledScanId(s, due2))).outcome, 'stale', 'a skipped due time stays skipped')
       t.equal((await store.claimScheduleRun(s.id, due1, id1)).outcome, 'again', 'a retried claim of the last run is seen as such')
       t.match(await store.getSchedule(s.id), { runs: 1, skippedTotal: 1, skipped: [{ dueAt: due2.toISOString(), inFlight: id1 }] })
 
       // Once it ended, the next due time runs.
       await store.updateScan(id1, { status: 'completed', finishedAt: new Date().toISOString() })
       const due3 = new Date(12_000)
-      t.equal((await store.claimScheduleRun(s.id, due3, scheduledScanId(s.id, due3))).outcome, 'run')
+      t.equal((await store.claimScheduleRun(s.id, due3, scheduledScanId(s, due3))).outcome, 'run')
       t.equal((await store.claimScheduleRun(s.id, new Date(11_500), 'x')).outcome, 'stale', 'an older due time never runs after a newer one')
 
       await store.updateSchedule(s.id, { enabled: false, updatedAt: s.updatedAt })

@@ -40,6 +40,19 @@ test('the deny list names the range it refuses', async (t) => {
   t.equal(webhookUrlProblem('https://hooks.example.com/x', closed), null, 'a name is checked at delivery')
 })
 
+// Scan targets refuse the deprecated IPv4-compatible IPv6 addresses (::a.b.c.d); the webhook policy let
+// http://[::127.0.0.1]/ through, which some stacks send to 127.0.0.1. Refused whatever WEBHOOK_ALLOW says.
+test('IPv4-compatible IPv6 addresses are refused, in a URL and at delivery', async (t) => {
+  const everything = webhookPolicy({ WEBHOOK_ALLOW: '::/0,0.0.0.0/0', WEBHOOK_DENY: '' })
+  for (const url of ['http://[::127.0.0.1]/', 'http://[::7f00:1]:8080/x', 'https://[::10.0.0.1]/hook', 'http://[::5db8:d822]/']) {
+    t.match(webhookUrlProblem(url, closed), /deprecated IPv4-compatible IPv6 address/, url)
+    t.match(webhookUrlProblem(url, everything), /deprecated IPv4-compatible/, `${url}, even with WEBHOOK_ALLOW covering it`)
+  }
+  for (const a of ['::127.0.0.1', '::7f00:1', '::93.184.216.34']) t.match(addressRefusal(a, everything), /IPv4-compatible/, `a name resolving to ${a}`)
+  t.match(addressRefusal('::1', closed), /loopback/, '::1 stays the loopback address')
+  t.equal(addressRefusal('::ffff:93.184.216.34', closed), null, 'an IPv4-mapped public address is still the public IPv4 host')
+})
+
 test('a delivery is signed, sent to the checked address, and refused for a denied one', async (t) => {
   const rx = await startReceiver([204])
   t.teardown(() => rx.close())

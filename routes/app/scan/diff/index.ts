@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, reply } from '../../../../schemas/common'
 import { ScanIdParamsSchema } from '../../../../schemas/scan'
 import { ScanDiffQuerySchema, ScanDiffSchema } from '../../../../schemas/scan-diff'
-import { BadRequestError, ConflictError, NotFoundError } from '../../../../lib/errors'
+import { BadRequestError, ConflictError, notFoundAs } from '../../../../lib/errors'
+import type { ScanHostRecord } from '../../../../lib/store/results-types'
 import { isTerminal, type ScanRecord } from '../../../../lib/store/types'
 import { diffScans } from '../../../../lib/scan-diff'
 
@@ -32,20 +33,22 @@ const scanDiff: FastifyPluginAsyncTypebox = async (fastify) => {
     const { id } = request.params
     const { against: named, limit = 100, offset = 0 } = request.query
     if (named === id) throw new BadRequestError(`against names the scan itself ('${id}'); name another scan to compare with`)
-    const scan = await fastify.store.getScan(id)
-    if (scan === null) throw new NotFoundError(`No scan with id '${id}'`)
+    const scan = await fastify.owned.read(request, 'scan', id)
     let other: ScanRecord | null
     if (named !== undefined) {
-      other = await fastify.store.getScan(named)
-      if (other === null) throw new NotFoundError(`No scan with id '${named}' (against)`)
+      other = await fastify.owned.read(request, 'scan', named).catch(notFoundAs(`No scan with id '${named}' (against)`))
     } else {
-      other = await fastify.store.previousScan(id, 'completed')
+      // The previous scan of the same targets reaches what this one reaches; it is read as any scan is.
+      const previous = await fastify.store.previousScan(id, 'completed')
+      other = previous === null ? null : await fastify.owned.read(request, 'scan', previous.id).catch(() => null)
       if (other === null) throw new ConflictError(`No completed scan of the same targets before scan '${id}' to compare with; name one with ?against=`)
     }
     finished(scan, 'scanId')
     finished(other, 'against')
+    const sees = fastify.owned.addresses(request)
+    const seen = (hosts: ScanHostRecord[]): ScanHostRecord[] => sees === null ? hosts : hosts.filter((h) => sees(h.address))
     const [now, then] = await Promise.all([fastify.results.scanHosts(scan.id), fastify.results.scanHosts(other.id)])
-    const d = diffScans(now, then)
+    const d = await diffScans(seen(now), seen(then))
     const page = <T>(list: T[]): T[] => list.slice(offset, offset + limit)
     return {
       scanId: scan.id,
