@@ -26,6 +26,7 @@ async function main (): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`vulnscan failed to start: ${(err as Error).stack ?? String(err)}\n`)
+  // A wrong or missing CREDENTIALS_KEY is said in one line, not as a stack.
+  process.stderr.write(`vulnscan failed to start: ${(err as Error).name === 'SecretKeyError' ? (err as Error).message : (err as Error).stack ?? String(err)}\n`)
   process.exit(1)
 })

@@ -251,6 +251,21 @@ export class CredentialVault {
     return [...out.values()]
   }
 
+  /**
+   * The credential ids a scan or schedule stores for the credentials it names (by id or name), after the rule for
+   * using them: each exists, and the scan's literal targets lie inside each one's scope. Throws CredentialInputError
+   * (`unknown` or `scope`).
+   */
+  async forScan (refs: readonly string[] | undefined, targets: readonly Target[]): Promise<string[] | undefined> {
+    if (refs === undefined || refs.length === 0) return undefined
+    const found = await this.resolve(refs)
+    for (const c of found) {
+      const problem = credentialScopeProblem(c, targets)
+      if (problem !== null) throw new CredentialInputError(problem, 'scope')
+    }
+    return found.map((c) => c.id)
+  }
+
   /** The secret in the clear, for a login; SecretOpenError (naming no part of it) when it does not open. */
   opened (c: CredentialRecord): OpenedCredential {
     const sealed = JSON.parse(this.box.open(c.sealed, context(c.id))) as Sealed

@@ -6,6 +6,21 @@ import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
 export type { ScanStatus }
 
+/** What the credentialed logins of a scan (or a batch) came to. A host whose login failed is never a clean host. */
+export interface CredentialedSummary {
+  /** Hosts a login was tried on. */
+  attempted: number
+  /** Hosts whose package list was read and decided. */
+  succeeded: number
+  /** Hosts whose collection failed, per reason (lib/credentialed/ssh.ts LOGIN_FAILURE_REASONS). */
+  failed: Record<string, number>
+  /** The failed hosts with their reason, address order, the first CREDENTIALED_HOSTS_KEPT. */
+  hosts: Array<{ address: string, reason: string, message: string }>
+}
+
+/** How many failed hosts a summary names (the counts cover them all). */
+export const CREDENTIALED_HOSTS_KEPT = 100
+
 export interface ScanSummary {
   hostsUp: number
   hostsDown: number
@@ -16,6 +31,8 @@ export interface ScanSummary {
   /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
   uncheckedProducts: string[]
   excluded: { address: string, reason: string }[]
+  /** Present when the scan named credentials. */
+  credentialed?: CredentialedSummary
   /** The vulnerability data the scan was matched against (set when it finishes). */
   dataSources?: DataSources
 }
@@ -34,6 +51,7 @@ export interface BatchSummary {
   openUdpPorts?: number
   findings: ScanSummary['findings']
   uncheckedProducts: string[]
+  credentialed?: CredentialedSummary
   /** Set when the batch failed for good. */
   error?: string
 }
