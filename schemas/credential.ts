@@ -77,3 +77,8 @@ export const CredentialListQuerySchema = Type.Object(ListQueryProperties, { addi
 export const CredentialIdParamsSchema = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'The credential\'s id or name' })
 })
+
+export const CredentialRotationSchema = Type.Object({
+  resealed: Type.Integer({ minimum: 0, description: 'Secrets sealed again under the current key' }),
+  current: Type.Integer({ minimum: 0, description: 'Secrets that were under the current key already' })
+}, { $id: 'CredentialRotation', description: 'What a key rotation sealed again' })

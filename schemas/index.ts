@@ -14,7 +14,7 @@ import {
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
 import { ScanReportSchema } from './report'
-import { CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
+import { CredentialCreateSchema, CredentialRotationSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
 
 export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
@@ -29,5 +29,5 @@ export const sharedSchemas = [
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
   WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema,
   ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema,
-  PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema
+  PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, CredentialRotationSchema
 ]

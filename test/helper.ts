@@ -170,7 +170,12 @@ export interface Built {
   redis?: Redis
 }
 
-export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}): Promise<Built> {
+export interface BuildOptions {
+  /** Where the app's pino log lines go (with LOG_LEVEL set in the overrides), for tests that read the logs. */
+  logStream?: NodeJS.WritableStream
+}
+
+export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}, opts: BuildOptions = {}): Promise<Built> {
   const prefix = uniquePrefix('app')
   const config = loadConfig({
     SERVICE_API_KEY: SERVICE_KEY,
@@ -190,7 +195,9 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})
-  const fastify = Fastify(serverOptions(config))
+  const options = serverOptions(config)
+  if (opts.logStream !== undefined) options.logger = { ...(options.logger as object), stream: opts.logStream }
+  const fastify = Fastify(options)
   await fastify.register(app, { config })
   await fastify.ready()
   let redis: Redis | undefined

@@ -2,7 +2,7 @@
 // (exec, never an interactive shell, so no state passes from one command to the next), with a deadline and a
 // bound on what it may print. Host keys are checked before any credential is sent. Every failure ends as a
 // LoginFailure with a reason a person can act on; no error escapes carrying the secret.
-import { Client, type ConnectConfig } from 'ssh2'
+import { Client as SshClient, type ConnectConfig } from 'ssh2'
 import { fingerprintOf, redact } from '../credentials/vault'
 
 /** Why a credentialed collection on a host did not succeed (the scan summary counts them per reason). */
@@ -60,7 +60,7 @@ export interface SshSession {
  */
 export async function sshLogin (target: SshTarget, limits: SshLimits, checkHostKey: HostKeyCheck, signal?: AbortSignal): Promise<SshSession> {
   const secrets = [target.privateKey, target.password, target.passphrase]
-  const conn = new Client()
+  const conn = new SshClient()
   let hostKeyRefusal: string | null = null
   let sawHostKey = false
   const config: ConnectConfig = {
@@ -127,7 +127,7 @@ export async function sshLogin (target: SshTarget, limits: SshLimits, checkHostK
   })
 }
 
-function session (conn: Client, limits: SshLimits, secrets: Array<string | undefined>): SshSession {
+function session (conn: SshClient, limits: SshLimits, secrets: Array<string | undefined>): SshSession {
   let closed = false
   conn.on('error', () => {})
   return {

@@ -81,6 +81,11 @@ export interface LabSshdOptions {
   /** Listen here instead of a fresh random address and port (a restart with another host key). */
   host?: string
   port?: number
+  /**
+   * Identify as `SSH-2.0-OpenSSH_<version> Debian` (DebianBanner no, VersionAddendum Debian): the banner names the
+   * distribution but not the package revision, as Apache's `(Debian)` does.
+   */
+  familyOnlyBanner?: boolean
 }
 
 async function greets (host: string, port: number): Promise<boolean> {
@@ -139,6 +144,7 @@ export async function startLabSshd (opts: LabSshdOptions): Promise<LabSshd> {
     'MaxStartups 200',
     'MaxSessions 50',
     'LogLevel ERROR',
+    ...(opts.familyOnlyBanner === true ? ['DebianBanner no', 'VersionAddendum Debian'] : []),
     `ForceCommand ${wrapper}`,
     ''
   ].join('\n'))

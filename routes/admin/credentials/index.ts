@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, paging, ref, reply } from '../../../schemas/common'
-import { CredentialCreateSchema, CredentialIdParamsSchema, CredentialListQuerySchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema } from '../../../schemas/credential'
+import { CredentialCreateSchema, CredentialIdParamsSchema, CredentialListQuerySchema, CredentialPatchSchema, CredentialRotationSchema, CredentialSchema, PageCredentialSchema } from '../../../schemas/credential'
 import { ConflictError, CredentialError, NotFoundError } from '../../../lib/errors'
 import { CredentialInputError, credentialView } from '../../../lib/credentials/vault'
 import type { CredentialRecord } from '../../../lib/store/types'
@@ -89,6 +89,26 @@ const credentials: FastifyPluginAsyncTypebox = async (fastify) => {
     if (updated === null) throw new NotFoundError(`No credential with id or name '${request.params.id}'`)
     request.log.info({ credentialId: c.id, secretRotated: updated.secretUpdatedAt !== c.secretUpdatedAt }, 'credential changed')
     return credentialView(updated)
+  })
+
+  fastify.post('/rotate', {
+    config: adminOnly,
+    schema: {
+      operationId: 'rotateCredentialsKey',
+      tags: ['credentials'],
+      summary: 'Seal every secret again under the current CREDENTIALS_KEY',
+      description: 'The last step of a key rotation: with the new key in CREDENTIALS_KEY and the old one in CREDENTIALS_KEY_PREVIOUS on every ' +
+        'process, this seals each secret (and the store\'s check value) again under the new key; then CREDENTIALS_KEY_PREVIOUS can go. ' +
+        'Safe to repeat: secrets already under the current key are left as they are.',
+      response: {
+        200: reply(CredentialRotationSchema, 'What was sealed again'),
+        ...errors(401, 403, 413, 415, 429, 503)
+      }
+    }
+  }, async (request) => {
+    const r = await vault.rotateKey()
+    request.log.info(r, 'credentials sealed again under the current key')
+    return r
   })
 
   fastify.delete('/:id', {
