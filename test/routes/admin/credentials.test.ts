@@ -21,7 +21,7 @@ for (const backend of ['memory', 'redis'] as const) {
     logStream.on('data', (d: Buffer) => logs.push(d.toString()))
     const { app: server, redis, config } = await build(t, backend, { LOG_LEVEL: 'trace' }, { logStream })
     const answers: string[] = []
-    const inject = async (opts: Parameters<typeof server.inject>[0]): Promise<{ statusCode: number, json: () => any }> => {
+    const inject = async (opts: { method?: string, url: string, headers?: Record<string, string>, payload?: unknown }): Promise<{ statusCode: number, json: () => any }> => {
       const res = await server.inject(opts as never)
       answers.push(res.body)
       return res
