@@ -12,6 +12,6 @@ declare module 'fastify' {
 
 export default fp(async function credentialsPlugin (fastify) {
   const { box, generated } = secretBoxFor(fastify.config, fastify.backends.kind !== 'memory')
-  if (generated) fastify.log.warn('CREDENTIALS_KEY is not set: stored credentials are sealed under a key made for this run, and die with it (the embedded default keeps nothing anyway)')
+  if (generated) fastify.log.debug('CREDENTIALS_KEY is not set: stored credentials are sealed under a key made for this run, and die with it (the embedded default keeps nothing anyway)')
   fastify.decorate('credentials', await CredentialVault.open(fastify.store, box))
 }, { name: 'credentials', dependencies: ['env', 'backends'] })
