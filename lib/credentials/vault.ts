@@ -87,12 +87,21 @@ export function fingerprintOf (key: Buffer): string {
 export function pinnedFingerprint (given: string): string {
   const text = given.trim()
   if (FINGERPRINT.test(text)) return text.replace(/=$/, '')
-  const parsed = utils.parseKey(text)
+  const parsed = safeParseKey(text)
   const key = Array.isArray(parsed) ? parsed[0] : parsed
   if (key instanceof Error || key === undefined || key.isPrivateKey()) {
     throw new CredentialInputError('hostKeys[].fingerprint must be SHA256:<base64> as `ssh-keygen -lf` prints it, or an OpenSSH public key line')
   }
   return fingerprintOf(key.getPublicSSH())
+}
+
+/** ssh2's key parser, whose few throws (rather than returned errors) on odd input become returned errors too. */
+function safeParseKey (text: string, passphrase?: string): ReturnType<typeof utils.parseKey> {
+  try {
+    return utils.parseKey(text, passphrase)
+  } catch (err) {
+    return new Error(redact((err as Error).message, [text, passphrase]))
+  }
 }
 
 /** Replace every occurrence of the secrets in a message: what an SSH library says may quote what it was given. */
@@ -108,7 +117,7 @@ export function redact (message: string, secrets: Array<string | undefined>): st
 }
 
 function checkPrivateKey (privateKey: string, passphrase: string | undefined): void {
-  const parsed = utils.parseKey(privateKey, passphrase)
+  const parsed = safeParseKey(privateKey, passphrase)
   const key = Array.isArray(parsed) ? parsed[0] : parsed
   if (key instanceof Error || key === undefined) {
     const why = key instanceof Error ? redact(key.message, [privateKey, passphrase]) : 'no key in it'
