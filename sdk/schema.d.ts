@@ -2670,6 +2670,15 @@ export interface operations {
                     "application/json": components["schemas"]["CredentialRotation"];
                 };
             };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
             401: {
                 headers: {

@@ -102,7 +102,7 @@ const credentials: FastifyPluginAsyncTypebox = async (fastify) => {
         'Safe to repeat: secrets already under the current key are left as they are.',
       response: {
         200: reply(CredentialRotationSchema, 'What was sealed again'),
-        ...errors(401, 403, 413, 415, 429, 503)
+        ...errors(400, 401, 403, 413, 415, 429, 503)
       }
     }
   }, async (request) => {
