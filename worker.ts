@@ -12,6 +12,9 @@ import { createScanRunner, startSweeper, type ScanJobData } from './lib/worker/r
 import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
 import { createDeliveryHandler, createNotifier, startOutboxRelay } from './lib/webhooks/events'
 import { webhookPolicy } from './lib/webhooks/policy'
+import { secretBoxFor } from './lib/secrets'
+import { CredentialVault } from './lib/credentials/vault'
+import { credentialedScanning, sshLimitsOf } from './lib/credentialed/scanning'
 
 async function main (): Promise<void> {
   const config = loadConfig()
@@ -20,12 +23,22 @@ async function main (): Promise<void> {
     log.fatal('REDIS_URL is not set: a separate worker needs the shared Redis queue. With the embedded default, `npm start` runs the worker in the API process.')
     process.exit(1)
   }
+  // Without CREDENTIALS_KEY, or with one that does not open the stored secrets, the worker does not start.
+  const { box } = secretBoxFor(config, true)
   const backends = await openBackends(config, log)
   const { store, results, queue } = backends
+  let vault: CredentialVault
+  try {
+    vault = await CredentialVault.open(store, box)
+  } catch (err) {
+    await backends.close()
+    throw err
+  }
   const { cve, sources } = backends.indexes
   const nvd = nvdServiceFor(config, cve, { info: (msg) => log.info(msg), warn: (msg) => log.warn(msg) })
   const notifier = createNotifier({ store, results, deliveries: backends.deliveries, log })
-  const runner = createScanRunner({ store, results, queue, nvd, sources, config, log, attempts: queue.attempts, notifier })
+  const credentialed = credentialedScanning({ vault, store, limits: sshLimitsOf(config), sessions: config.SSH_SESSIONS })
+  const runner = createScanRunner({ store, results, queue, nvd, sources, config, log, attempts: queue.attempts, notifier, credentialed })
   // Findings take in a newer KEV or EPSS import; the processes on one Redis share the check's stamp.
   const refresher = startExploitRefresher({ sources, results, nvd: cve, intervalMs: config.EXPLOIT_REFRESH * 1000, log })
   await queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), {

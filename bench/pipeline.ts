@@ -100,10 +100,13 @@ async function startApi (env: Record<string, string>): Promise<Api> {
   }
 }
 
+// The scaled deployment starts only with a CREDENTIALS_KEY; this run's own.
+const BENCH_CREDENTIALS_KEY = randomBytes(32).toString('hex')
+
 function envFor (prefix: string, nvdUrl: string): Record<string, string> {
   return {
     REDIS_URL, REDIS_PREFIX: prefix, QUEUE_PREFIX: `${prefix}-bull`, NVD_API_URL: nvdUrl, NVD_INDEX_FILE: '', SOURCES_FILE: '',
-    DATABASE_URL, DATABASE_SCHEMA: prefix.toLowerCase().replace(/[^a-z0-9]/g, '_')
+    DATABASE_URL, DATABASE_SCHEMA: prefix.toLowerCase().replace(/[^a-z0-9]/g, '_'), CREDENTIALS_KEY: BENCH_CREDENTIALS_KEY
   }
 }
 

@@ -66,8 +66,9 @@ export function portsTable (host: Host): string {
   return t.toString()
 }
 
-/** `22/tcp`, `53/udp`: a port with its transport (a finding stored before UDP scanning is TCP). */
+/** `22/tcp`, `53/udp`: a port with its transport (a finding stored before UDP scanning is TCP); `host` for port 0, the host itself. */
 export function portText (p: { port: number, protocol?: string }): string {
+  if (p.port === 0) return 'host'
   return `${p.port}/${p.protocol ?? 'tcp'}`
 }
 

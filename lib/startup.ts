@@ -9,6 +9,7 @@ export class StartupError extends Error {
 
 /** The text after "vulnscan failed to start: ". */
 export function startupMessage (err: unknown): string {
-  if (err instanceof StartupError) return err.message
+  // A wrong or missing CREDENTIALS_KEY (lib/secrets.ts) is a setting too.
+  if (err instanceof StartupError || (err as Error).name === 'SecretKeyError') return (err as Error).message
   return (err as Error).stack ?? String(err)
 }

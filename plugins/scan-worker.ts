@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { createScanRunner, startSweeper, type ScanJobData } from '../lib/worker/runner'
 import { createScheduleRunner, syncScheduleTimer } from '../lib/schedules'
 import { createDeliveryHandler, startOutboxRelay } from '../lib/webhooks/events'
+import { credentialedScanning, sshLimitsOf } from '../lib/credentialed/scanning'
 
 export default fp(async function scanWorkerPlugin (fastify) {
   const config = fastify.config
@@ -17,7 +18,8 @@ export default fp(async function scanWorkerPlugin (fastify) {
     config,
     log: fastify.log.child({ component: 'worker' }),
     attempts: queue.attempts,
-    notifier: fastify.notifier
+    notifier: fastify.notifier,
+    credentialed: credentialedScanning({ vault: fastify.credentials, store: fastify.store, limits: sshLimitsOf(config), sessions: config.SSH_SESSIONS })
   })
   // The backends plugin's close stops the queue, and with it this worker.
   let stopSweeper = (): void => {}
@@ -38,4 +40,4 @@ export default fp(async function scanWorkerPlugin (fastify) {
       store: fastify.store, policy: fastify.webhookPolicy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, log: fastify.log.child({ component: 'webhooks' })
     }))
   })
-}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd', 'webhooks'] })
+}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd', 'webhooks', 'credentials'] })

@@ -37,10 +37,20 @@ export const DistributionEvidenceSchema = Type.Object({
   urgency: nullable(Type.String(), 'The tracker urgency or priority')
 }, { $id: 'DistributionEvidence', description: 'The distribution package the banner shows and what its security tracker says of this CVE' })
 
+export const PackageEvidenceSchema = Type.Object({
+  name: Type.String({ description: 'The binary package named for the finding: the one named after its source package, else the first' }),
+  source: Type.String({ description: 'The source package: one finding per source package and CVE per host' }),
+  installed: Type.String({ description: 'The installed version that decided it (the running kernel\'s, for the kernel)' }),
+  fixed: Type.String({ description: 'The version the tracker names as fixed, or `no fix yet`' }),
+  binaries: Type.Array(Type.String(), { description: 'Every installed binary package built from the source package' }),
+  tracker: Type.String({ description: 'The tracker that decided it, e.g. Debian security tracker' }),
+  trackerDate: Type.Union([Type.String(), Type.Null()], { description: 'When that tracker data was imported' })
+}, { $id: 'PackageEvidence', description: 'The installed package a credentialed scan read, and what the distribution\'s tracker says of this CVE' })
+
 export const FindingSchema = Type.Object({
   id: Type.String({ description: 'Stable id from address, port, protocol and CVE: the same finding in every scan (a UDP service and a TCP one on the same port number are two findings)' }),
   address: Type.String(),
-  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, description: 'The port of the service; 0 for a finding about the host itself (a credentialed scan\'s package findings, as Nessus and Greenbone report local checks)' }),
   protocol: StringEnum(['tcp', 'udp'], { description: 'The transport of the port: tcp, or udp for a service found by a UDP scan' }),
   cveId: Type.String({ description: 'The CVE id, or for a finding of vulnscan\'s own exposure checks (source `vulnscan`) the check\'s id, e.g. `VULNSCAN-REDIS-NOAUTH`', examples: ['CVE-2023-28531', 'VULNSCAN-REDIS-NOAUTH'] }),
   severity: StringEnum(SEVERITIES, { description: '`unknown` when the CVE has no CVSS score yet; for an exposure check, the severity the check sets (its reason is in `reason`)' }),
@@ -64,6 +74,7 @@ export const FindingSchema = Type.Object({
   evidence: Type.String({ description: 'The banner or reply that shows the product and version' }),
   requiresPlatform: Type.Array(Type.String(), { description: 'Platform CPEs the NVD configuration also requires (not visible to a scan)' }),
   remediation: Type.Optional(Type.String({ description: 'What to do about it, one line (exposure checks set it; absent on CVE findings)' })),
+  package: Type.Optional(ref(PackageEvidenceSchema)),
   status: StringEnum(STATUSES, { description: 'open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates' }),
   firstSeen: Type.String({ format: 'date-time' }),
   lastSeen: Type.String({ format: 'date-time' }),
@@ -72,7 +83,7 @@ export const FindingSchema = Type.Object({
   comment: nullable(Type.String(), 'The comment given with the last decision'),
   decidedBy: nullable(Type.String(), 'API key id of the last decision'),
   decidedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the last decision was made' })
-}, { $id: 'Finding', description: 'One CVE on one host and port' })
+}, { $id: 'Finding', description: 'One CVE on one host and port (port 0: on the host itself, from its package list)' })
 
 export const PageFindingSchema = pageOf(FindingSchema, 'PageFinding', { cursor: true })
 
@@ -91,6 +102,7 @@ const findingFilterProperties = {
   cveId: Type.Optional(Type.String({ pattern: FINDING_ID_PATTERN, maxLength: 64, description: 'Only findings of this CVE, or of this exposure check (`VULNSCAN-…`)' })),
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
+  source: Type.Optional(StringEnum(SOURCES, { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided' })),
   sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }

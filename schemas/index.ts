@@ -1,7 +1,7 @@
 // Every shared schema, registered once with addSchema by plugins/schemas.ts.
 import { ErrorSchema } from './common'
 import { DataSourcesSchema, HealthSchema } from './health'
-import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
+import { CveDetailSchema, FindingDecisionSchema, DistributionEvidenceSchema, PackageEvidenceSchema, EpssSchema, FindingSchema, KevSchema, PageFindingSchema } from './finding'
 import { HostBriefSchema, HostPortBriefSchema, HostPortSchema, HostSchema, PageHostSchema, TlsInfoSchema } from './host'
 import { ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema, ApiKeySchema, RoleSchema } from './key'
 import { HostTagsPatchSchema, HostTagsSchema, TagSchema } from './tags'
@@ -14,6 +14,7 @@ import {
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
 import { ScanReportSchema } from './report'
+import { CredentialCreateSchema, CredentialRotationSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
 
 export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
@@ -21,11 +22,12 @@ export const sharedSchemas = [
   ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema,
   TagSchema, HostTagsSchema, HostTagsPatchSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
-  KevSchema, EpssSchema, DistributionEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
+  KevSchema, EpssSchema, DistributionEvidenceSchema, PackageEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,
   RoleSchema, ApiKeySchema, ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeyPatchSchema, PageApiKeySchema,
   AuditEntrySchema, PageAuditEntrySchema, RefusedCountSchema, PageRefusedCountSchema,
   CronExpressionSchema, TimeZoneSchema, ScheduledScanSchema, ScheduleCreateSchema, SchedulePatchSchema, ScheduleSchema, PageScheduleSchema,
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
   WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema, WebhookRedeliverySchema,
-  ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema
+  ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema,
+  PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, CredentialRotationSchema
 ]

@@ -5,6 +5,7 @@ import { FindingSchema } from './finding'
 import { HostSchema } from './host'
 import { ScanSchema } from './scan'
 import { REPORT_FORMATS, REPORT_SEVERITIES } from '../lib/reports/gather'
+import { FINDING_SOURCES } from '../lib/vocabulary'
 
 const Counts = Type.Object({
   critical: Type.Integer({ minimum: 0 }),
@@ -24,7 +25,8 @@ export const ScanReportSchema = Type.Object({
     partial: Type.Union([Type.String(), Type.Null()], { description: 'Set when the scan failed or was cancelled: the report covers only what it wrote before it ended' }),
     filters: Type.Object({
       tag: Type.Optional(Type.String()),
-      minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES]))
+      minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES])),
+      source: Type.Optional(StringEnum([...FINDING_SOURCES]))
     }, { description: 'The filters the report was asked with' })
   }),
   scan: ref(ScanSchema),
@@ -45,5 +47,6 @@ export const ScanReportSchema = Type.Object({
 export const ReportQuerySchema = Type.Object({
   format: Type.Optional(StringEnum([...REPORT_FORMATS], { description: 'json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything)' })),
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only hosts carrying this tag, and the findings on them' })),
-  minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES], { description: 'Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed' }))
+  minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES], { description: 'Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed' })),
+  source: Type.Optional(StringEnum([...FINDING_SOURCES], { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided' }))
 }, { additionalProperties: false })

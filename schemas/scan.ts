@@ -14,7 +14,15 @@ export const ScanOptionsSchema = Type.Object({
   ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] })),
   udp: Type.Optional(Type.Boolean({ description: 'Also scan UDP (absent: no, unless `udpPorts` is given): the template\'s UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)' })),
   udpPorts: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'UDP ports to scan instead of the template\'s; implies `udp` unless it is false', examples: ['53,123,161'] })),
-  discovery: Type.Optional(Type.Boolean({ default: true, description: 'Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)' }))
+  discovery: Type.Optional(Type.Boolean({ default: true, description: 'Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)' })),
+  credentials: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }), {
+    maxItems: 8,
+    uniqueItems: true,
+    description: 'Stored SSH credentials (POST /admin/credentials) to log in to every host found up with, by id or name, tried in order ' +
+      '(the next only when a host refuses the previous). The host\'s package list is then decided by its distribution\'s tracker: ' +
+      'package findings on port 0, `source: distribution`, `rule: package`, and the banner findings of the same packages decided by what is installed. ' +
+      'Any key that may post scans may name any credential, within the credential\'s `scope` (403 for a target outside it); the scan stores their ids'
+  }))
 }, { $id: 'ScanOptions', additionalProperties: false })
 
 /** What a scan body says about tags: in POST /app/scan and in a schedule's scan. */
@@ -69,6 +77,12 @@ export const ScanSummarySchema = Type.Object({
   findings: SeverityCounts,
   uncheckedProducts: Type.Array(Type.String(), { description: 'Products that could not be checked against the NVD (it was unreachable); re-matched when the index next updates' }),
   excluded: Type.Array(Type.Object({ address: Type.String(), reason: Type.String() }), { description: 'Resolved addresses left out by the scope lists' }),
+  credentialed: Type.Optional(Type.Object({
+    attempted: Type.Integer({ description: 'Hosts found up that a login was tried on' }),
+    succeeded: Type.Integer({ description: 'Hosts whose package list was read and decided' }),
+    failed: Type.Record(Type.String(), Type.Integer(), { description: 'Failed hosts per reason: auth (refused the credential), host-key (changed or not the pinned one), timeout, no-command, connect, output-limit, unsupported, scope, credential, error. A failed login is never a clean host: its package findings stay as the last successful login left them' }),
+    hosts: Type.Array(Type.Object({ address: Type.String(), reason: Type.String(), message: Type.String() }), { description: 'The failed hosts (the first 100 by address) with their reason' })
+  }, { description: 'Present when the scan named credentials' })),
   dataSources: Type.Optional(ref(DataSourcesSchema))
 }, { $id: 'ScanSummary' })
 
@@ -81,6 +95,7 @@ export const ScanSchema = Type.Object({
   udp: Type.Optional(Type.Boolean({ description: 'Whether UDP was asked for (absent: no)' })),
   udpPorts: Type.Optional(Type.String({ description: 'The UDP ports asked for instead of the template\'s' })),
   discovery: Type.Optional(Type.Boolean({ description: 'false when host discovery was switched off' })),
+  credentials: Type.Optional(Type.Array(Type.String(), { description: 'Ids of the credentials the scan logs in with' })),
   priority: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -44,6 +44,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List credentials
+         * @description Newest first, without their secrets. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listCredentials"];
+        put?: never;
+        /**
+         * Store an SSH credential
+         * @description The secret (`privateKey` or `password`, and `passphrase`) is encrypted at rest with AES-256-GCM under CREDENTIALS_KEY and never returned, logged or audited. A private key that cannot be read (or whose passphrase is wrong) is a 400. Scans name credentials in `options.credentials` (by id or name): any key that may post scans (operator or admin) may use any credential, within the credential's `scope`; only admins create, read, change or delete them. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["createCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/credentials/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a credential
+         * @description By id or name, without its secret. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["getCredential"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a credential
+         * @description With the host keys its logins recorded. Scans and schedules that name it log in with it no more (their hosts say so). Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        delete: operations["deleteCredential"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a credential or rotate its secret
+         * @description A new `privateKey` or `password` replaces the secret; the other fields change what they name. Scans already queued log in with the credential as it is when they reach each host. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        patch: operations["updateCredential"];
+        trace?: never;
+    };
+    "/admin/credentials/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Seal every secret again under the current CREDENTIALS_KEY
+         * @description The last step of a key rotation: with the new key in CREDENTIALS_KEY and the old one in CREDENTIALS_KEY_PREVIOUS on every process, this seals each secret (and the store's check value) again under the new key; then CREDENTIALS_KEY_PREVIOUS can go. Safe to repeat: secrets already under the current key are left as they are. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["rotateCredentialsKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/keys": {
         parameters: {
             query?: never;
@@ -219,7 +291,7 @@ export interface paths {
         put?: never;
         /**
          * Post a scan
-         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. `targetTags` add the known hosts carrying those tags, looked up when the scan is planned; `tags` are added to every host it finds up. Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
+         * @description Validates the targets (format, host cap, scope lists) and puts the scan on the queue. `targetTags` add the known hosts carrying those tags, looked up when the scan is planned; `tags` are added to every host it finds up. `options.credentials` names stored SSH credentials to log in with and read each host's package list (a credential unknown: 400; a target outside its scope: 403). Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same 200 and creates nothing; the same `id` with another body is a 409. Needs the `operator` role or higher (the infrastructure key, `admin` or `operator` keys).
          */
         post: operations["createScan"];
         delete?: never;
@@ -780,6 +852,8 @@ export interface components {
              * @default true
              */
             discovery?: boolean;
+            /** @description Stored SSH credentials (POST /admin/credentials) to log in to every host found up with, by id or name, tried in order (the next only when a host refuses the previous). The host's package list is then decided by its distribution's tracker: package findings on port 0, `source: distribution`, `rule: package`, and the banner findings of the same packages decided by what is installed. Any key that may post scans may name any credential, within the credential's `scope` (403 for a target outside it); the scan stores their ids */
+            credentials?: string[];
         };
         /**
          * @description At least one of `targets` and `targetTags` must name something to scan.
@@ -863,6 +937,23 @@ export interface components {
                 address: string;
                 reason: string;
             }[];
+            /** @description Present when the scan named credentials */
+            credentialed?: {
+                /** @description Hosts found up that a login was tried on */
+                attempted: number;
+                /** @description Hosts whose package list was read and decided */
+                succeeded: number;
+                /** @description Failed hosts per reason: auth (refused the credential), host-key (changed or not the pinned one), timeout, no-command, connect, output-limit, unsupported, scope, credential, error. A failed login is never a clean host: its package findings stay as the last successful login left them */
+                failed: {
+                    [key: string]: number;
+                };
+                /** @description The failed hosts (the first 100 by address) with their reason */
+                hosts: {
+                    address: string;
+                    reason: string;
+                    message: string;
+                }[];
+            };
             dataSources?: components["schemas"]["DataSources"];
         };
         Scan: {
@@ -877,6 +968,8 @@ export interface components {
             udpPorts?: string;
             /** @description false when host discovery was switched off */
             discovery?: boolean;
+            /** @description Ids of the credentials the scan logs in with */
+            credentials?: string[];
             priority: number;
             /** Format: date-time */
             createdAt: string;
@@ -919,6 +1012,8 @@ export interface components {
                     tag?: string;
                     /** @enum {string} */
                     minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+                    /** @enum {string} */
+                    source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
                 };
             };
             scan: components["schemas"]["Scan"];
@@ -1117,11 +1212,29 @@ export interface components {
             /** @description The tracker urgency or priority */
             urgency: string | null;
         };
-        /** @description One CVE on one host and port */
+        /** @description The installed package a credentialed scan read, and what the distribution's tracker says of this CVE */
+        PackageEvidence: {
+            /** @description The binary package named for the finding: the one named after its source package, else the first */
+            name: string;
+            /** @description The source package: one finding per source package and CVE per host */
+            source: string;
+            /** @description The installed version that decided it (the running kernel's, for the kernel) */
+            installed: string;
+            /** @description The version the tracker names as fixed, or `no fix yet` */
+            fixed: string;
+            /** @description Every installed binary package built from the source package */
+            binaries: string[];
+            /** @description The tracker that decided it, e.g. Debian security tracker */
+            tracker: string;
+            /** @description When that tracker data was imported */
+            trackerDate: string | null;
+        };
+        /** @description One CVE on one host and port (port 0: on the host itself, from its package list) */
         Finding: {
             /** @description Stable id from address, port, protocol and CVE: the same finding in every scan (a UDP service and a TCP one on the same port number are two findings) */
             id: string;
             address: string;
+            /** @description The port of the service; 0 for a finding about the host itself (a credentialed scan's package findings, as Nessus and Greenbone report local checks) */
             port: number;
             /**
              * @description The transport of the port: tcp, or udp for a service found by a UDP scan
@@ -1186,6 +1299,7 @@ export interface components {
             requiresPlatform: string[];
             /** @description What to do about it, one line (exposure checks set it; absent on CVE findings) */
             remediation?: string;
+            package?: components["schemas"]["PackageEvidence"];
             /**
              * @description open; fixed (not seen when its host and port were re-scanned); reopened (seen again after fixed); accepted or false_positive (a user decision that later scans keep); fixed_by_distribution (the running package revision carries the fix); potential (the product showed no version: check the installed version). Only open and reopened count in totals and CI gates
              * @enum {string}
@@ -2019,6 +2133,110 @@ export interface components {
                 down: components["schemas"]["DiffHost"][];
             };
         };
+        /** @description The host key a credential accepts from one host; hosts without one are trusted on first use */
+        PinnedHostKey: {
+            /** @description The host's IP address */
+            host: string;
+            /** @description `SHA256:<base64>` as `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` prints it, or the public key line itself */
+            fingerprint: string;
+        };
+        /**
+         * @description Exactly one of `privateKey` and `password`.
+         * @example {
+         *       "name": "debian-fleet",
+         *       "type": "ssh",
+         *       "username": "vulnscan",
+         *       "privateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\n…\n-----END OPENSSH PRIVATE KEY-----\n",
+         *       "scope": [
+         *         "10.0.0.0/16"
+         *       ]
+         *     }
+         */
+        CredentialCreate: {
+            /** @description Unique name; scans may name the credential by it */
+            name: string;
+            /**
+             * @description The only kind for now: an SSH login
+             * @enum {string}
+             */
+            type: "ssh";
+            /** @description The account to log in as; an account with no privileges suffices (no sudo is ever run) */
+            username: string;
+            /** @description An OpenSSH or PEM private key (ed25519, ECDSA or RSA). Write-only: never returned */
+            privateKey?: string;
+            /** @description A password, where the host allows password logins. Write-only: never returned */
+            password?: string;
+            /** @description The private key's passphrase, if it has one. Write-only: never returned */
+            passphrase?: string;
+            /** @description SSH port (default 22) */
+            port?: number;
+            /** @description Pinned host keys: these hosts must show this key; others are trusted on first use (the key of the first login is recorded, and a later change fails the login) */
+            hostKeys?: components["schemas"]["PinnedHostKey"][];
+            /** @description Where the credential may be used: a scan naming it must have every literal target inside, and the worker logs in to no host outside it. Empty: wherever the scan may go */
+            scope?: string[];
+            /** @description What the credential is for */
+            description?: string;
+        };
+        /**
+         * @description The fields to change. A new `privateKey` or `password` replaces the secret (rotation); `hostKeys` and `scope` are replaced whole.
+         * @example {
+         *       "privateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\n…\n-----END OPENSSH PRIVATE KEY-----\n"
+         *     }
+         */
+        CredentialPatch: {
+            /** @description The account to log in as; an account with no privileges suffices (no sudo is ever run) */
+            username?: string;
+            /** @description An OpenSSH or PEM private key (ed25519, ECDSA or RSA). Write-only: never returned */
+            privateKey?: string;
+            /** @description A password, where the host allows password logins. Write-only: never returned */
+            password?: string;
+            /** @description The private key's passphrase, if it has one. Write-only: never returned */
+            passphrase?: string;
+            /** @description SSH port (default 22) */
+            port?: number;
+            /** @description Pinned host keys: these hosts must show this key; others are trusted on first use (the key of the first login is recorded, and a later change fails the login) */
+            hostKeys?: components["schemas"]["PinnedHostKey"][];
+            /** @description Where the credential may be used: a scan naming it must have every literal target inside, and the worker logs in to no host outside it. Empty: wherever the scan may go */
+            scope?: string[];
+            /** @description What the credential is for */
+            description?: string;
+        };
+        /** @description A stored SSH login, without its secret */
+        Credential: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            type: "ssh";
+            username: string;
+            /** @description Which secret it holds (the secret itself is never returned) */
+            auth: "privateKey" | "password";
+            port: number;
+            hostKeys: components["schemas"]["PinnedHostKey"][];
+            scope: string[];
+            description: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description When the secret was last set
+             */
+            secretUpdatedAt: string;
+        };
+        PageCredential: {
+            items: components["schemas"]["Credential"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /** @description What a key rotation sealed again */
+        CredentialRotation: {
+            /** @description Secrets sealed again under the current key */
+            resealed: number;
+            /** @description Secrets that were under the current key already */
+            current: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -2150,6 +2368,524 @@ export interface operations {
             };
             /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCredentials: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of credentials */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageCredential"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialCreate"];
+            };
+        };
+        responses: {
+            /** @description The credential, without its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credential"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The credential's id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credential"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The credential's id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The credential's id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialPatch"];
+            };
+        };
+        responses: {
+            /** @description The changed credential */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credential"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateCredentialsKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was sealed again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialRotation"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3711,6 +4447,8 @@ export interface operations {
                 tag?: string;
                 /** @description Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed */
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+                /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided */
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
             };
             header?: never;
             path: {
@@ -4742,6 +5480,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
+                /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
@@ -4845,6 +5585,8 @@ export interface operations {
                 status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
+                /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */

@@ -9,6 +9,8 @@ import { loadConfig, type Config } from '../lib/config'
 import { BACKEND_KINDS, openBackends, type BackendKind, type Backends } from '../lib/backends'
 
 export const SERVICE_KEY = 'test-service-key-0123456789abcdef'
+/** CREDENTIALS_KEY of the tests' scaled deployments (each on a prefix of its own, so each has its own secrets). */
+export const TEST_CREDENTIALS_KEY = '7e57c4ed'.repeat(8)
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
 /** The PostgreSQL database the tests' results schemas live in (created when missing); each test has its own schema. */
 export const DATABASE_TEST_URL = process.env.DATABASE_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/vulnscan_test'
@@ -169,7 +171,12 @@ export interface Built {
   redis?: Redis
 }
 
-export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}): Promise<Built> {
+export interface BuildOptions {
+  /** Where the app's pino log lines go (with LOG_LEVEL set in the overrides), for tests that read the logs. */
+  logStream?: NodeJS.WritableStream
+}
+
+export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}, opts: BuildOptions = {}): Promise<Built> {
   const prefix = uniquePrefix('app')
   const config = loadConfig({
     SERVICE_API_KEY: SERVICE_KEY,
@@ -184,11 +191,14 @@ export async function build (t: Tap, backend: Backend = 'memory', overrides: Par
     NVD_API_URL: 'http://127.0.0.1:1/rest/json',
     // The fake NVD does not throttle unless a test asks it to; NVD's real 5 per 30 s would only slow tests.
     NVD_RATE_LIMIT: 1000,
+    CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
     ...databaseOverrides('app'),
     ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
     ...overrides
   }, {})
-  const fastify = Fastify(serverOptions(config))
+  const options = serverOptions(config)
+  if (opts.logStream !== undefined) options.logger = { ...(options.logger as object), stream: opts.logStream }
+  const fastify = Fastify(options)
   await fastify.register(app, { config })
   await fastify.ready()
   let redis: Redis | undefined

@@ -30,7 +30,7 @@ async function vulnscan (backend: 'memory' | 'redis'): Promise<FastifyInstance> 
     REDIS_PREFIX: env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench',
     QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
     ...(backend === 'redis'
-      ? { REDIS_URL: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA }
+      ? { CREDENTIALS_KEY: env.BENCH_CREDENTIALS_KEY ?? 'be7c4ed0'.repeat(8), REDIS_URL: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA }
       : {})
   }, {})
   const fastify = Fastify(serverOptions(config))

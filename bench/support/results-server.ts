@@ -119,7 +119,7 @@ async function main (): Promise<void> {
     RATE_LIMIT_MAX: 1_000_000_000,
     REDIS_PREFIX: env.BENCH_REDIS_PREFIX,
     QUEUE_PREFIX: `${env.BENCH_REDIS_PREFIX ?? 'vulnscan-bench'}-bull`,
-    ...(backend === 'redis' ? { REDIS_URL: env.BENCH_REDIS_URL, DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA } : {})
+    ...(backend === 'redis' ? { CREDENTIALS_KEY: env.BENCH_CREDENTIALS_KEY ?? 'be7c4ed0'.repeat(8), REDIS_URL: env.BENCH_REDIS_URL, DATABASE_URL: env.BENCH_DATABASE_URL, DATABASE_SCHEMA: env.BENCH_DATABASE_SCHEMA } : {})
   }, {})
   if (role === 'writer') return await writer(config)
   const fastify = Fastify(serverOptions(config))

@@ -2,6 +2,7 @@
 import type { CommandModule } from '../command'
 import audit from './audit'
 import cancel from './cancel'
+import credentials from './credentials'
 import cve from './cve'
 import decide from './decide'
 import diff from './diff'
@@ -18,4 +19,4 @@ import tags from './tags'
 import vulns from './vulns'
 import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, credentials, keys, audit, health]

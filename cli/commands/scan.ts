@@ -7,6 +7,7 @@ import { followScan } from '../follow'
 import { gateOptions, readGate } from '../gate'
 import type { CommandModule } from '../command'
 import { checkedTags, tagOption } from './tags'
+import { credentialOption } from './credentials'
 
 /** The port-list syntax the API accepts for `udpPorts`: checked here so that a typo is a usage error (exit 2). */
 const PORT_LIST = /^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$/
@@ -23,6 +24,7 @@ const scan: CommandModule = (program, kit) => {
     .option('--no-discovery', 'scan every address, even those that answer no discovery probe (like nmap -Pn)')
     .option(`--priority <${PRIORITY_MIN}-${PRIORITY_MAX}>`, `${PRIORITY_MAX} is the most urgent (default: ${DEFAULT_PRIORITY})`)
     .option('--id <id>', 'your own scan id (re-posting the same id and body is a no-op)')
+    .addOption(credentialOption())
     .addOption(tagOption('--tag <tag>', 'add this tag to every host the scan finds up (repeatable)'))
     .addOption(tagOption('--target-tag <tag>', 'also scan the known hosts carrying this tag, looked up when the scan starts (repeatable)'))
     .option('-w, --wait', 'follow the scan to its end (a progress line on a terminal), then print its findings')
@@ -48,7 +50,8 @@ const scan: CommandModule = (program, kit) => {
       ...(opts.udp === true || udpPorts !== undefined ? { udp: true } : {}),
       ...(udpPorts !== undefined ? { udpPorts } : {}),
       // Commander sets `discovery` to false for --no-discovery and true otherwise: only a switch-off is sent.
-      ...(opts.discovery === false ? { discovery: false } : {})
+      ...(opts.discovery === false ? { discovery: false } : {}),
+      ...(((opts.credential ?? []) as unknown as string[]).length > 0 ? { credentials: [...new Set(opts.credential as unknown as string[])] } : {})
     }
     const options = Object.keys(chosen).length > 0 ? chosen : undefined
     const body = {

@@ -6,6 +6,7 @@ import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE, PRIORITY_MAX, PRIORITY_MIN, TEMPLAT
 import { api, integer, oneOf, paging, print, printJson, usage, type Context } from '../context'
 import { scheduledScanText, schedulesTable, type Schedule } from '../output'
 import type { CommandModule } from '../command'
+import { credentialOption } from './credentials'
 import { checkedTags, tagOption } from './tags'
 
 type ScheduledScan = Schedule['scan']
@@ -21,11 +22,12 @@ function scanOptions (cmd: Command, { update }: { update: boolean }): Command {
   // Only the negation on create: commander would otherwise default it to true and send what the user never said.
   if (update) cmd.option('--discovery', 'host discovery first again (the default)')
   cmd.addOption(tagOption('--tag <tag>', `add this tag to every host a run finds up (repeatable)${update ? '; --tag \'\' drops them' : ''}`))
+  cmd.addOption(credentialOption(update ? '; --credential \'\' drops them' : ''))
   cmd.addOption(tagOption('--target-tag <tag>', `also scan the hosts carrying this tag at each run (repeatable)${update ? '; --target-tag \'\' drops them' : ''}`))
   return cmd.option('--no-discovery', 'scan every address, without host discovery first (like nmap -Pn)')
 }
 
-interface ScanFlags { template?: string, ports?: string, priority?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, tag?: string[], targetTag?: string[] }
+interface ScanFlags { template?: string, ports?: string, priority?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, tag?: string[], targetTag?: string[], credential?: string[] }
 
 /**
  * The scan flags typed on the command line. A negatable flag (--no-udp, --no-discovery) gets a default from commander;
@@ -37,7 +39,7 @@ function typedScanFlags<T extends ScanFlags> (cmd: Command, opts: T): T {
   return typed
 }
 
-const scanFlagsGiven = (f: ScanFlags): boolean => [f.template, f.ports, f.priority, f.udp, f.udpPorts, f.discovery, f.tag, f.targetTag].some((v) => v !== undefined)
+const scanFlagsGiven = (f: ScanFlags): boolean => [f.template, f.ports, f.priority, f.udp, f.udpPorts, f.discovery, f.tag, f.targetTag, f.credential].some((v) => v !== undefined)
 
 /**
  * The scan a schedule runs, from targets and flags laid over what it runs now (`base`): PATCH replaces `scan`
@@ -53,8 +55,10 @@ function scheduledScan (targets: string[], flags: ScanFlags, base?: ScheduledSca
     // Said outright: the API fills a missing `udp` with false, which would silence the ports given.
     ...(flags.udp !== undefined ? { udp: flags.udp } : flags.udpPorts !== undefined && flags.udpPorts !== '' ? { udp: true } : {}),
     ...(flags.udpPorts !== undefined ? { udpPorts: flags.udpPorts } : {}),
-    ...(flags.discovery !== undefined ? { discovery: flags.discovery } : {})
+    ...(flags.discovery !== undefined ? { discovery: flags.discovery } : {}),
+    ...(flags.credential !== undefined ? { credentials: [...new Set(flags.credential)] } : {})
   }
+  if (options.credentials !== undefined && options.credentials.length === 0) delete options.credentials
   if (options.ports === '') delete options.ports
   if (options.udpPorts === '') delete options.udpPorts
   const chosenPriority = priority ?? base?.priority

@@ -25,7 +25,7 @@
 
 import { sourcesWithRole } from '../sources/registry'
 import type { SourceStore } from '../sources/source-store'
-import { readDistroEntries, type DistroCveEntry } from './entries'
+import { readDistroEntries, readImportMeta, type DistroCveEntry } from './entries'
 import { DISTRO_FAMILIES, FAMILY_INFO, isDistroFamily, type DistroFamily } from './family'
 import { DEBIAN_RELEASES, UBUNTU_RELEASES } from './package'
 
@@ -71,6 +71,11 @@ export function describeFamily (family: DistroFamily): FamilyDescription {
 /** What a tracker says about every CVE of one source package in one release; null when it lists none. */
 export async function readTrackerEntries (store: SourceStore, key: TrackerKey): Promise<Map<string, TrackerEntry> | null> {
   return await readDistroEntries(store, { family: key.family, release: key.release, source: key.sourcePackage })
+}
+
+/** When the family's tracker data was last imported, or null when never. */
+export async function trackerImportedAt (store: SourceStore, family: DistroFamily): Promise<string | null> {
+  return (await readImportMeta(store, family))?.importedAt ?? null
 }
 
 /** `/etc/os-release` fields, as its KEY=value lines give them (quotes removed). */

@@ -5,7 +5,7 @@ import type { Severity } from '../nvd/types'
 import type { DataSources } from '../sources/registry'
 import type { FindingRecord, ResultsStore } from '../store/results-types'
 import type { HostRecord, ScanRecord } from '../store/types'
-import type { FindingStatus } from '../vocabulary'
+import type { FindingSource, FindingStatus } from '../vocabulary'
 import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
 import { turn } from '../event-loop'
@@ -24,6 +24,8 @@ export interface ReportFilters {
   tag?: string
   /** Only findings at least this severe; findings without a score (unknown) are left out by any threshold. */
   minSeverity?: Severity
+  /** Only findings decided by this source (`distribution`: a credentialed scan's package findings among them). */
+  source?: FindingSource
 }
 
 export interface ReportSource {
@@ -93,10 +95,10 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
  * potential left out), the most severe first (severity, then KEV, EPSS, CVSS), with the report's filters applied.
  */
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
-  const { tag, minSeverity } = src.filters
+  const { tag, minSeverity, source } = src.filters
   const scope = src.scope !== undefined ? { scope: src.scope } : {}
   let n = 0
-  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...scope, sort: CLI_FINDING_SORT, order: 'desc' })) {
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...(source !== undefined ? { source } : {}), ...scope, sort: CLI_FINDING_SORT, order: 'desc' })) {
     // A store that has every finding at hand (the embedded one) would otherwise hand them all over in one turn.
     if (++n % ITEMS_PER_TURN === 0) await turn()
     if (atLeast(f.severity, minSeverity)) yield f
@@ -122,6 +124,8 @@ export function reportMeta (src: ReportSource): ReportMeta {
 
 /** `tcp://192.0.2.1:22`, `tcp://[2001:db8::1]:443`, `udp://192.0.2.1:53`: a finding's host, port and transport as one URI. */
 export function serviceUri (address: string, port: number, protocol: 'tcp' | 'udp' = 'tcp'): string {
+  // Port 0 is the host itself (a credentialed scan's package findings), not a service.
+  if (port === 0) return `host://${address.includes(':') ? `[${address}]` : address}`
   return `${protocol}://${address.includes(':') ? `[${address}]` : address}:${port}`
 }
 

@@ -136,7 +136,7 @@ function findingRow (f: FindingRecord): string {
   const cve = link === null ? e(f.cveId) : `<a href="${e(link)}">${e(f.cveId)}</a>`
   const status = f.status.replace(/_/g, ' ')
   return `<tr class="finding" data-severity="${f.severity}"><td>${sev(f.severity)}</td><td>${cve}${f.kev !== null ? '<br><strong>Known exploited</strong>' : ''}</td>` +
-    `<td class="num">${f.port}/${e(f.protocol ?? 'tcp')}</td><td>${e(f.product)}${f.version !== null ? ` ${e(f.version)}` : ''}</td>` +
+    `<td class="num">${f.port === 0 ? 'host' : `${f.port}/${e(f.protocol ?? 'tcp')}`}</td><td>${e(f.product)}${f.version !== null ? ` ${e(f.version)}` : ''}</td>` +
     `<td class="num">${f.cvss === null ? '<span class="muted">none yet</span>' : `${f.cvss}${f.cvssVersion !== null ? ` <span class="muted">v${e(f.cvssVersion)}</span>` : ''}`}</td>` +
     `<td>${e(status)}<br><span class="muted">${e(f.confidence)} confidence${f.confidenceNote !== null ? `: ${e(f.confidenceNote)}` : ''}</span>` +
     `${f.comment !== null ? `<br><em>${e(f.comment)}</em>` : ''}</td>` +

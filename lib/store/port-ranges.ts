@@ -45,7 +45,8 @@ export class PortSet {
 export function portRanges (ports: readonly number[]): string {
   const known = made.get(ports)
   if (known !== undefined) return known
-  const sorted = [...new Set(ports)].filter((p) => Number.isInteger(p) && p >= 1 && p <= 65535).sort((a, b) => a - b)
+  // 0 is the host itself (package findings of a credentialed scan), settled like a port.
+  const sorted = [...new Set(ports)].filter((p) => Number.isInteger(p) && p >= 0 && p <= 65535).sort((a, b) => a - b)
   const parts: string[] = []
   for (let i = 0; i < sorted.length;) {
     let j = i

@@ -7,7 +7,7 @@ import { addressSortKey } from '../addresses'
 import { withScanTags } from '../tags'
 import type { HostRecord, HostPort } from './types'
 import type { Transport } from '../scanner/types'
-import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding, RecordCounts } from './results-types'
+import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding, PackageEvidence, RecordCounts } from './results-types'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096
@@ -166,6 +166,7 @@ export function findingRecord (f: FindingInput): FindingRecord {
     evidence: bounded(f.evidence),
     requiresPlatform: f.requiresPlatform,
     ...(f.remediation !== undefined ? { remediation: bounded(f.remediation) } : {}),
+    ...(f.package !== undefined ? { package: packageEvidence(f.package) } : {}),
     status: f.status,
     firstSeen: f.firstSeen,
     lastSeen: f.lastSeen,
@@ -174,6 +175,20 @@ export function findingRecord (f: FindingInput): FindingRecord {
     comment: f.comment,
     decidedBy: f.decidedBy,
     decidedAt: f.decidedAt
+  }
+}
+
+const MAX_BINARIES = 500
+
+function packageEvidence (p: PackageEvidence): PackageEvidence {
+  return {
+    name: p.name,
+    source: p.source,
+    installed: p.installed,
+    fixed: p.fixed,
+    binaries: p.binaries.length > MAX_BINARIES ? p.binaries.slice(0, MAX_BINARIES) : [...p.binaries],
+    tracker: p.tracker,
+    trackerDate: p.trackerDate
   }
 }
 
@@ -404,7 +419,7 @@ export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolea
  * backends that test many findings against one query.
  */
 export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boolean {
-  const { severity, minCvss, minEpss, kev, host, status, confidence } = q
+  const { severity, minCvss, minEpss, kev, host, status, confidence, source } = q
   const cveId = q.cveId?.toUpperCase()
   return (f) => {
     if (status !== undefined ? f.status !== status : HIDDEN.has(f.status)) return false
@@ -415,6 +430,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
     if (cveId !== undefined && f.cveId !== cveId) return false
     if (host !== undefined && f.address !== host) return false
     if (confidence !== undefined && f.confidence !== confidence) return false
+    if (source !== undefined && f.source !== source) return false
     return true
   }
 }
@@ -423,7 +439,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
     q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined ||
-    q.tag !== undefined || (q.scope !== undefined && q.scope.length > 0)
+    q.tag !== undefined || q.source !== undefined || (q.scope !== undefined && q.scope.length > 0)
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

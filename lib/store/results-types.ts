@@ -47,6 +47,23 @@ export interface DistributionEvidence {
   urgency: string | null
 }
 
+/** What a credentialed scan read of the package a finding is about (package findings only). */
+export interface PackageEvidence {
+  /** The binary package named for the finding: the one named after its source package, else the first. */
+  name: string
+  /** The source package: findings are one per source package and CVE. */
+  source: string
+  /** The installed version that decided it (the source's lowest among its binaries; the running kernel's for the kernel). */
+  installed: string
+  /** The tracker's fixed version, or `no fix yet`. */
+  fixed: string
+  /** Every installed binary package built from the source. */
+  binaries: string[]
+  tracker: string
+  /** When the tracker data was imported; null when unknown. */
+  trackerDate: string | null
+}
+
 /** A finding as the worker produces it for one host and port. */
 export interface NewFinding {
   address: string
@@ -84,6 +101,8 @@ export interface NewFinding {
   requiresPlatform: string[]
   /** What to do about it, one line; set by exposure checks (source `vulnscan`), absent on CVE findings for now. */
   remediation?: string
+  /** The installed package, on findings of a credentialed scan's package list (port 0, rule `package`). */
+  package?: PackageEvidence
 }
 
 export interface FindingRecord extends NewFinding {
@@ -210,6 +229,8 @@ export interface FindingQuery {
   /** Without a status, fixed_by_distribution and potential findings are left out (the default lists). */
   status?: FindingStatus
   confidence?: Confidence
+  /** Only findings decided by this source (e.g. `distribution`: package findings and banner findings the trackers decided). */
+  source?: FindingSource
   /** Only the findings this scan observed on the hosts and ports it covered. */
   scanId?: string
   /** Only findings on hosts carrying this tag. */

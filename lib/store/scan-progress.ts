@@ -1,5 +1,5 @@
 // Derived scan fields shared by both stores: progress sums over batches, and the percent shown.
-import type { BatchSummary, ScanRecord, ScanSummary } from './types'
+import { CREDENTIALED_HOSTS_KEPT, type BatchSummary, type CredentialedSummary, type ScanRecord, type ScanSummary } from './types'
 
 /** Percent of ports done: only goes up; exactly 100 only once the scan completed. */
 export function percentOf (scan: Pick<ScanRecord, 'status' | 'progress'>): number {
@@ -24,7 +24,20 @@ export function addSummaries (batches: BatchSummary[], excluded: ScanSummary['ex
     if (b.openUdpPorts !== undefined) out.openUdpPorts = (out.openUdpPorts ?? 0) + b.openUdpPorts
     for (const k of Object.keys(out.findings) as (keyof ScanSummary['findings'])[]) out.findings[k] += b.findings[k] ?? 0
     for (const p of b.uncheckedProducts) unchecked.add(p)
+    if (b.credentialed !== undefined) out.credentialed = addCredentialed(out.credentialed ?? emptyCredentialed(), b.credentialed)
   }
   out.uncheckedProducts = [...unchecked].sort()
   return out
+}
+
+export function emptyCredentialed (): CredentialedSummary {
+  return { attempted: 0, succeeded: 0, failed: {}, hosts: [] }
+}
+
+/** Two credentialed summaries added up; the failed hosts in address text order, bounded. */
+export function addCredentialed (a: CredentialedSummary, b: CredentialedSummary): CredentialedSummary {
+  const failed = { ...a.failed }
+  for (const [reason, n] of Object.entries(b.failed)) failed[reason] = (failed[reason] ?? 0) + n
+  const hosts = [...a.hosts, ...b.hosts].sort((x, y) => x.address < y.address ? -1 : x.address > y.address ? 1 : 0).slice(0, CREDENTIALED_HOSTS_KEPT)
+  return { attempted: a.attempted + b.attempted, succeeded: a.succeeded + b.succeeded, failed, hosts }
 }

@@ -6,6 +6,21 @@ import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
 export type { ScanStatus }
 
+/** What the credentialed logins of a scan (or a batch) came to. A host whose login failed is never a clean host. */
+export interface CredentialedSummary {
+  /** Hosts a login was tried on. */
+  attempted: number
+  /** Hosts whose package list was read and decided. */
+  succeeded: number
+  /** Hosts whose collection failed, per reason (lib/credentialed/ssh.ts LOGIN_FAILURE_REASONS). */
+  failed: Record<string, number>
+  /** The failed hosts with their reason, address order, the first CREDENTIALED_HOSTS_KEPT. */
+  hosts: Array<{ address: string, reason: string, message: string }>
+}
+
+/** How many failed hosts a summary names (the counts cover them all). */
+export const CREDENTIALED_HOSTS_KEPT = 100
+
 export interface ScanSummary {
   hostsUp: number
   hostsDown: number
@@ -16,6 +31,8 @@ export interface ScanSummary {
   /** Products the NVD index could not be checked for (NVD unreachable); re-matched later. */
   uncheckedProducts: string[]
   excluded: { address: string, reason: string }[]
+  /** Present when the scan named credentials. */
+  credentialed?: CredentialedSummary
   /** The vulnerability data the scan was matched against (set when it finishes). */
   dataSources?: DataSources
 }
@@ -34,6 +51,7 @@ export interface BatchSummary {
   openUdpPorts?: number
   findings: ScanSummary['findings']
   uncheckedProducts: string[]
+  credentialed?: CredentialedSummary
   /** Set when the batch failed for good. */
   error?: string
 }
@@ -82,13 +100,15 @@ export interface ScanRecord {
   tags?: string[]
   /** The scan also covers the known hosts carrying any of these tags, resolved when it is planned. */
   targetTags?: string[]
+  /** Ids of the stored credentials the scan logs in to its hosts with (lib/credentials/), tried in this order. */
+  credentials?: string[]
 }
 
 /** The scan a schedule starts at each due time: POST /app/scan's body without an id. */
 export interface ScheduledScan {
   /** Absent or empty when `targetTags` name the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, credentials?: string[] }
   priority?: number
   tags?: string[]
   targetTags?: string[]
@@ -301,6 +321,60 @@ export interface ApiKeyRecord {
   scope?: string[]
 }
 
+/** A host key a credential accepts for one host, instead of the one recorded at the first login. */
+export interface PinnedHostKey {
+  /** The host's address. */
+  host: string
+  /** `SHA256:<base64>` as `ssh-keygen -lf` prints it. */
+  fingerprint: string
+}
+
+/**
+ * A stored login (lib/credentials/vault.ts). The secret never leaves the record unsealed: `sealed` holds it
+ * encrypted under CREDENTIALS_KEY, bound to this record's id.
+ */
+export interface CredentialRecord {
+  id: string
+  /** Unique; scans and the CLI may name a credential by it. */
+  name: string
+  type: 'ssh'
+  username: string
+  /** Which secret `sealed` holds. */
+  auth: 'privateKey' | 'password'
+  sealed: string
+  port: number
+  /** Pinned host keys; a host without one is trusted on first use. */
+  hostKeys: PinnedHostKey[]
+  /** CIDRs or addresses the credential may be used on; empty: wherever the scan may go. */
+  scope: string[]
+  description: string
+  createdAt: string
+  updatedAt: string
+  /** When the secret was last set (creation, or a PATCH that rotated it). */
+  secretUpdatedAt: string
+  createdBy: string
+}
+
+export interface CredentialPatch {
+  username?: string
+  auth?: CredentialRecord['auth']
+  sealed?: string
+  secretUpdatedAt?: string
+  port?: number
+  hostKeys?: PinnedHostKey[]
+  scope?: string[]
+  description?: string
+  updatedAt: string
+}
+
+/** The host key a credential's first login to a host recorded (trust on first use). */
+export interface KnownHostKey {
+  fingerprint: string
+  /** The key's algorithm, e.g. ssh-ed25519. */
+  algorithm: string
+  firstSeen: string
+}
+
 /** What may change on a key after it is made. */
 export interface ApiKeyPatch {
   role?: Role
@@ -466,6 +540,27 @@ export interface Store {
   /** Outbox entries kept for at least `olderThanMs`, oldest first, with their keys. */
   listOutbox(olderThanMs: number, limit: number): Promise<{ key: string, entry: OutboxEntry }[]>
   removeOutbox(keys: string[]): Promise<void>
+
+  /** false (nothing written) when another credential has the name. */
+  createCredential(credential: CredentialRecord): Promise<boolean>
+  getCredential(id: string): Promise<CredentialRecord | null>
+  getCredentialByName(name: string): Promise<CredentialRecord | null>
+  /** Newest first. */
+  listCredentials(opts: ListOptions): Promise<Page<CredentialRecord>>
+  updateCredential(id: string, patch: CredentialPatch): Promise<CredentialRecord | null>
+  /** Forgets the host keys its logins recorded too. */
+  deleteCredential(id: string): Promise<boolean>
+  /**
+   * Trust on first use: record `key` as the host key of `host` for the credential unless one is recorded; returns
+   * the recorded one either way (atomic across processes: two first logins agree on one key).
+   */
+  recordHostKey(credentialId: string, host: string, key: KnownHostKey): Promise<KnownHostKey>
+  getHostKey(credentialId: string, host: string): Promise<KnownHostKey | null>
+  /**
+   * The check value of the secrets kept here (SecretBox.canary): written when none is stored (or `replace`: a key
+   * rotation sealed it again), and the stored one returned.
+   */
+  secretsCanary(value: string, replace?: boolean): Promise<string>
 }
 
 /** The invalidation topic on which key changes (role, scope, revocation) are announced, with the key's id. */

@@ -78,7 +78,7 @@ function slackText (b: WebhookBody): string {
   const scan = b.scan as { id: string, status: string, reason?: string, summary?: { hostsUp: number, openPorts: number, findings: Record<string, number> } } | undefined
   if (b.event === 'finding.new') {
     const lines = (b.findings ?? []).slice(0, MAX_SLACK_FINDINGS).map((f) =>
-      `• ${String(f.cveId)} (${String(f.severity)}${f.cvss === null ? '' : `, CVSS ${String(f.cvss)}`}${f.kev === true ? ', KEV' : ''}) on port ${String(f.port)}${f.protocol === 'udp' ? '/udp' : ''}: ${String(f.product)} ${String(f.version ?? '')}`.trimEnd())
+      `• ${String(f.cveId)} (${String(f.severity)}${f.cvss === null ? '' : `, CVSS ${String(f.cvss)}`}${f.kev === true ? ', KEV' : ''}) ${f.port === 0 ? 'in the package list' : `on port ${String(f.port)}${f.protocol === 'udp' ? '/udp' : ''}`}: ${String(f.product)} ${String(f.version ?? '')}`.trimEnd())
     const more = (b.findings?.length ?? 0) > MAX_SLACK_FINDINGS ? `\n… and ${(b.findings?.length ?? 0) - MAX_SLACK_FINDINGS} more` : ''
     return `vulnscan: ${b.findings?.length ?? 0} new finding${b.findings?.length === 1 ? '' : 's'} on ${String(b.host)} (scan ${String(scan?.id)})\n${lines.join('\n')}${more}`
   }

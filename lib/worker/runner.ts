@@ -20,6 +20,12 @@ import { dataSources } from '../sources/registry'
 import { scopeFor } from '../access'
 import { scopeOf } from '../ownership'
 import type { Notifier } from '../webhooks/events'
+import type { CredentialedScanning } from '../credentialed/scanning'
+import type { CollectOutcome } from '../credentialed/collect'
+import { packageFamilyOf } from '../credentialed/families'
+import { HOST_PORT, installedSources, matchPackages, type InstalledSource } from '../credentialed/packages'
+import { sourceRuleFor, type DistroFamily, type DistroPackage } from '../distro/package'
+import { addCredentialed, emptyCredentialed } from '../store/scan-progress'
 
 /** What matching one host concluded: its findings, and per transport the ports whose CVE and check findings it settles. */
 interface Matched {
@@ -76,6 +82,27 @@ export interface RunnerDeps {
   writeBatchHosts?: number
   /** Longest a scanned host waits for its batch to fill before it is written anyway (default 250 ms). */
   writeBatchMs?: number
+  /** Logs in to the hosts of scans that name credentials; absent: such scans say every login failed. */
+  credentialed?: CredentialedScanning | null
+}
+
+/** What a credentialed login found installed, for deciding the banner findings of the same packages. */
+interface InstalledContext {
+  family: DistroFamily
+  release: string
+  sources: Map<string, InstalledSource>
+}
+
+/**
+ * The distribution package behind a detected service, as the host's package list has it: a banner's CVE findings
+ * on a host scanned with credentials are decided by what is installed, not by what the banner shows.
+ */
+function installedPackageOf (service: NonNullable<PortResult['service']>, ctx: InstalledContext): DistroPackage | null {
+  const rule = sourceRuleFor(service.product)
+  const source = rule?.source(service.version, ctx.family, ctx.release) ?? null
+  const installed = source === null ? undefined : ctx.sources.get(source)
+  if (source === null || installed === undefined) return null
+  return { family: ctx.family, release: ctx.release, source, version: installed.version, evidence: `installed package (credentialed scan): ${source} ${installed.version}` }
 }
 
 /** A failure that retrying cannot mend (bad targets, a scan gone): the scan fails at once. */
@@ -127,9 +154,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
   const matchDeps = { nvd: nvd.index, sources: deps.sources === undefined || deps.sources === null ? null : withReadCache(deps.sources) }
 
   /** One port's findings, from every source; aliases the NVD could not supply are skipped, not fatal. */
-  async function portFindings (address: string, port: PortResult, unavailable?: ReadonlySet<string>): Promise<NewFinding[]> {
+  async function portFindings (address: string, port: PortResult, unavailable?: ReadonlySet<string>, installed?: InstalledContext): Promise<NewFinding[]> {
     if (port.service === undefined) return []
-    const m = await matchService(port.service, matchDeps, { unavailable })
+    const pkg = installed === undefined ? null : installedPackageOf(port.service, installed)
+    const m = await matchService(port.service, matchDeps, { unavailable, ...(pkg !== null ? { distroPackage: pkg } : {}) })
     return m.verdicts.map((v) => ({ ...v, address, port: port.port, protocol: port.protocol }))
   }
   const scope = parseScope(config.SCAN_ALLOW, config.SCAN_DENY)
@@ -198,7 +226,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
    * `available` remembers, for the batch, which vendor:product the NVD could supply, so that hosts
    * running the same products do not ask again.
    */
-  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>): Promise<Matched> {
+  async function match (host: HostResult, template: Template, signal: AbortSignal, available: Map<string, boolean>, installed?: InstalledContext): Promise<Matched> {
     const open = host.ports.filter((p) => p.state === 'open')
     // A port found closed now has no service left, so its old findings are fixed. A port is its number and its
     // transport: TCP 53 found closed says nothing of UDP 53, and a UDP port that stayed silent (open|filtered) settles nothing.
@@ -229,7 +257,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       // known, and left unsettled so that no finding the missing alias may hold is marked fixed.
       const missing = productsOf(service).filter((p) => failed.has(`${p.vendor}:${p.product}`))
       for (const p of missing) unchecked.add(`${p.vendor}:${p.product}`)
-      findings.push(...await portFindings(host.address, port, failed))
+      findings.push(...await portFindings(host.address, port, failed, installed))
       if (missing.length === 0) (port.protocol === 'udp' ? settledUdp : settled).push(port.port)
     }
     if (unchecked.size > 0) await store.addPendingProducts([...unchecked].map((product) => ({ product, address: host.address })))
@@ -303,6 +331,37 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
     }, cancelPollMs)
 
     const summary: BatchSummary = { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [] }
+    const credentialIds = scan.credentials ?? []
+    if (credentialIds.length > 0) summary.credentialed = emptyCredentialed()
+    // Logins start as each host's port scan ends, beside its detection; its write waits for them.
+    const logins = new Map<string, Promise<CollectOutcome>>()
+    const login = (host: HostResult): void => {
+      if (credentialIds.length === 0 || !host.up || logins.has(host.address)) return
+      const outcome = deps.credentialed === undefined || deps.credentialed === null
+        ? Promise.resolve<CollectOutcome>({ ok: false, reason: 'unsupported', message: 'this worker was started without credentialed scanning', credentialId: null })
+        : deps.credentialed.collect(host.address, credentialIds, ac.signal)
+          .catch((err: Error): CollectOutcome => ({ ok: false, reason: 'error', message: err.message, credentialId: null }))
+      logins.set(host.address, outcome)
+    }
+    /** The package findings of a host whose login succeeded, and what it has installed; or why there are none. */
+    const credentialedResult = async (host: HostResult): Promise<{ findings: NewFinding[], installed?: InstalledContext } | { failed: { reason: string, message: string } } | null> => {
+      const pending = logins.get(host.address)
+      if (pending === undefined) return null
+      const outcome = await pending
+      if (!outcome.ok) return { failed: { reason: outcome.reason, message: outcome.message } }
+      const inv = outcome.inventory
+      const family = packageFamilyOf(inv.os)
+      if (family === null) return { failed: { reason: 'unsupported', message: `no distribution tracker decides ${inv.os.prettyName ?? inv.os.id} packages yet (${inv.packages.length} read)` } }
+      if (matchDeps.sources === null) return { failed: { reason: 'unsupported', message: 'this worker has no distribution tracker data to decide packages by' } }
+      const m = await matchPackages(host.address, inv, family, { sources: matchDeps.sources, cves: async (ids) => await nvd.index.getMany(ids) })
+      for (const note of m.notes) log.info({ scanId, address: host.address }, note)
+      const release = family.release(inv.os, inv)
+      const dpkg = family.family === 'debian' || family.family === 'ubuntu'
+      const installed = dpkg && release !== null
+        ? { family: family.family as DistroFamily, release, sources: new Map(installedSources(inv, family).sources.map((x) => [x.source, x])) }
+        : undefined
+      return { findings: m.findings, ...(installed !== undefined ? { installed } : {}) }
+    }
     const unchecked = new Set<string>()
     const available = new Map<string, boolean>()
     let lastReport = 0
@@ -359,7 +418,25 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
       else summary.hostsDown++
       // Down hosts nobody has seen before are not worth a record; known ones are marked down.
       if (!host.up && ![...pending, ...writing].some((p) => p.write.host.address === host.address) && (await results.getHost(host.address)) === null) return
-      const m = await match(host, template, ac.signal, available)
+      const credentialed = await credentialedResult(host)
+      const installed = credentialed !== null && 'findings' in credentialed ? credentialed.installed : undefined
+      const m = await match(host, template, ac.signal, available, installed)
+      if (credentialed !== null && summary.credentialed !== undefined) {
+        const ok = 'findings' in credentialed
+        summary.credentialed = addCredentialed(summary.credentialed, {
+          attempted: 1,
+          succeeded: ok ? 1 : 0,
+          failed: ok ? {} : { [credentialed.failed.reason]: 1 },
+          hosts: ok ? [] : [{ address: host.address, ...credentialed.failed }]
+        })
+        // The package list settles the host's package findings only when it was read: a failed login leaves them as they were.
+        if (ok) {
+          m.findings.push(...credentialed.findings)
+          m.settled.push(HOST_PORT)
+        } else {
+          log.warn({ scanId, address: host.address, reason: credentialed.failed.reason, message: credentialed.failed.message }, 'credentialed login failed')
+        }
+      }
       for (const p of m.unchecked) unchecked.add(p)
       summary.openPorts += host.ports.filter((p) => p.state === 'open').length
       if (template.udp) summary.openUdpPorts = (summary.openUdpPorts ?? 0) + host.ports.filter((p) => p.state === 'open' && p.protocol === 'udp').length
@@ -398,7 +475,10 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
           lastReport = now
           store.reportBatchProgress(scanId, batch, { hostsDone: p.hostsDone, portsDone: p.portsDone }).catch(() => {})
         },
-        onHost: (h) => then(async () => await writeHost(h))
+        onHost: (h) => {
+          login(h)
+          then(async () => await writeHost(h))
+        }
       })
       then(drain)
       await writes

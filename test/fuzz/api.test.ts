@@ -30,8 +30,8 @@ const doc = loadDocument()
 const checker = new ResponseChecker(doc)
 // Creations go first so that the lists read what the fuzz created (odd ids included); runs that remove or change
 // seeded objects go last, so reads see them first.
-const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook']
-const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook']
+const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook', 'createCredential']
+const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook', 'deleteCredential']
 const rank = (id: string): number => ORDER.includes(id) ? -2 : LAST.indexOf(id)
 const ops = operations(doc).sort((a, b) => rank(a.id) - rank(b.id))
 
@@ -76,6 +76,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
   const hookHost = loopbackAddress()
   const webhook = await app.inject({ method: 'POST', url: '/admin/webhook', headers: auth, payload: { url: `http://${hookHost}:${await freePort(hookHost)}/hook`, events: ['scan.completed'] } })
   if (webhook.statusCode !== 201) throw new Error(`seeding a webhook: ${webhook.statusCode} ${webhook.body}`)
+  const credential = await app.inject({ method: 'POST', url: '/admin/credentials', headers: auth, payload: { name: 'seed-credential', type: 'ssh', username: 'vulnscan', password: 'seed-password' } })
+  if (credential.statusCode !== 201) throw new Error(`seeding a credential: ${credential.statusCode} ${credential.body}`)
   return {
     app,
     dynamicKey: key,
@@ -87,6 +89,7 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
         keyId: [keyId],
         scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
         webhookId: [(webhook.json() as { id: string }).id, 'no-such-webhook'],
+        credentialId: [(credential.json() as { id: string }).id, 'seed-credential', 'no-such-credential'],
         findingId: [findingId(hosts[0], 22, 'CVE-2024-6387'), findingId(hosts[1], 6379, 'CVE-2022-0543')],
         address: [...hosts, '127.0.0.99'],
         cveId: ['CVE-2024-6387', 'cve-2022-0543', 'CVE-2021-41773']
@@ -106,7 +109,9 @@ function poolsFor (op: Operation, world: World): Pools {
     ? p.keyId
     : op.path.startsWith('/vulnerability/finding')
       ? p.findingId
-      : op.path.startsWith('/app/schedule') ? p.scheduleId : op.path.startsWith('/admin/webhook') ? p.webhookId : op.id === 'diffScan' ? p.diffId : p.id
+      : op.path.startsWith('/app/schedule')
+        ? p.scheduleId
+        : op.path.startsWith('/admin/webhook') ? p.webhookId : op.path.startsWith('/admin/credentials') ? p.credentialId : op.id === 'diffScan' ? p.diffId : p.id
   return { params: { id, address: p.address, cveId: p.cveId }, bodyIds: TRICKY_IDS }
 }
 

@@ -137,6 +137,14 @@ const RULES: Record<string, Rule> = {
   retryWebhookDelivery: async (w) => [{ what: 'a failed delivery', method: 'POST', url: `/admin/webhook/${await webhook(w)}/deliveries/none/retry`, expect: 404 }],
   testWebhook: async (w) => [{ what: 'a webhook', method: 'POST', url: `/admin/webhook/${await webhook(w)}/test`, expect: 200 }],
 
+  // Credentials (admin only): an operator names one in a scan (checked in test/worker/credentialed.test.ts), never reads or changes it.
+  createCredential: async () => [{ what: 'a credential', method: 'POST', url: '/admin/credentials', payload: { name: fresh('walk-cred'), type: 'ssh', username: 'scan', password: 'walk-secret' }, expect: 201 }],
+  listCredentials: async () => [{ what: 'credentials', method: 'GET', url: '/admin/credentials', expect: 200 }],
+  getCredential: async (w) => [{ what: 'a credential', method: 'GET', url: `/admin/credentials/${await credential(w)}`, expect: 200 }],
+  updateCredential: async (w) => [{ what: 'a credential', method: 'PATCH', url: `/admin/credentials/${await credential(w)}`, payload: { password: 'walk-secret-2' }, expect: 200 }],
+  deleteCredential: async (w) => [{ what: 'a credential', method: 'DELETE', url: `/admin/credentials/${await credential(w)}`, expect: 204 }],
+  rotateCredentialsKey: async () => [{ what: 'the secrets', method: 'POST', url: '/admin/credentials/rotate', expect: 200 }],
+
   getHealth: async () => [{ what: 'health', method: 'GET', url: '/health', expect: 200 }],
 
   createScan: async (w, who) => {
@@ -289,6 +297,11 @@ const RULES: Record<string, Rule> = {
       { what: 'a finding outside', method: 'PATCH', url: `/vulnerability/finding/${await id(outside)}`, payload: { status: 'accepted' }, expect: model.seesAddress(who, OUT) ? 200 : 404 }
     ]
   }
+}
+
+async function credential (w: World): Promise<string> {
+  const res = await w.app.inject({ method: 'POST', url: '/admin/credentials', headers: { 'x-api-key': SERVICE_KEY }, payload: { name: fresh('walk-cred'), type: 'ssh', username: 'scan', password: 'walk-secret' } })
+  return res.json().id
 }
 
 async function webhook (w: World): Promise<string> {

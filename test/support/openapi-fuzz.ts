@@ -263,7 +263,14 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
       CronExpression: fc.oneof(fc.constantFrom('0 3 * * 1-5', '*/5 * * * * *', '@daily', '0 0 1 1 *', '30 2 * * sun'), valid(doc, doc.components.schemas.CronExpression)),
       // A test delivery may reach what PATCH sets: loopback only (the fuzz's deny list refuses the rest), no name to resolve.
       WebhookUrl: fc.oneof(fc.constantFrom('http://127.0.0.9:9/x?token=1', 'http://localhost:9/x', 'http://10.0.0.1/x', 'http://[::1]:9/x', 'http://93.184.216.34:8080/x'), valid(doc, doc.components.schemas.WebhookUrl)),
-      TimeZone: fc.oneof(fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'), valid(doc, doc.components.schemas.TimeZone))
+      TimeZone: fc.oneof(fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'), valid(doc, doc.components.schemas.TimeZone)),
+      // A password credential with a fresh name beside random ones: random text is almost never a private key.
+      CredentialCreate: fc.oneof(
+        fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/), type: fc.constant('ssh'), username: fc.constantFrom('vulnscan', 'scan.user', '_svc'), password: fc.string({ minLength: 1, maxLength: 40 }) }),
+        valid(doc, doc.components.schemas.CredentialCreate)),
+      CredentialPatch: fc.oneof(
+        fc.record({ description: fc.string({ maxLength: 50 }), port: fc.integer({ min: 1, max: 65535 }) }, { requiredKeys: [] }).filter((r) => Object.keys(r).length > 0),
+        valid(doc, doc.components.schemas.CredentialPatch))
     }), fc.option(fc.nat(), { freq: 2 })).map(([b, pick]) => {
       const body = b as Record<string, unknown>
       if (pick !== null && ids.length > 0 && 'id' in (resolve(doc, op.body as Schema).properties ?? {})) body.id = ids[pick % ids.length]

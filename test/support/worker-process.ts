@@ -45,7 +45,8 @@ export function spawnApi (env: Record<string, string | undefined>): WorkerProces
 function spawnEntry (entry: string[], env: Record<string, string | undefined>, readyMsg: string): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry[0]), ...entry.slice(1)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
+    // The scaled deployment starts only with CREDENTIALS_KEY: the tests' own unless one is given.
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', CREDENTIALS_KEY: '7e57c4ed'.repeat(8), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: WorkerLogLine[] = []

@@ -51,6 +51,7 @@ for (const mode of ['embedded', 'redis-separate-worker'] as const) {
           QUEUE_PREFIX: config.QUEUE_PREFIX,
           NVD_API_URL: nvd.baseUrl,
           NVD_RATE_LIMIT: '1000',
+          CREDENTIALS_KEY: config.CREDENTIALS_KEY,
           LOG_LEVEL: 'warn'
         },
         stdio: ['ignore', 'inherit', 'inherit']

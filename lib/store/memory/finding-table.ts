@@ -6,7 +6,7 @@
 // over objects. The full FindingRecord is built only for what a page or an export hands out.
 import { FINDING_STATUSES } from '../../vocabulary'
 import type { Kev } from '../../nvd/types'
-import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus } from '../results-types'
+import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus, PackageEvidence } from '../results-types'
 import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
 import type { Transport } from '../../scanner/types'
 
@@ -41,6 +41,9 @@ export interface ProductData {
   readonly version: string | null
   readonly matchedCpe: string
   readonly evidence: string
+  /** The installed package of a package finding (credentialed scans); null on others. */
+  readonly package: PackageEvidence | null
+  readonly packageKey: string
 }
 
 /** The rule that decided the finding and what is said to the user with it. */
@@ -122,6 +125,7 @@ export function toRecord (id: string, f: Finding): FindingRecord {
     evidence: p.evidence,
     requiresPlatform: r.requiresPlatform,
     ...(r.remediation !== null ? { remediation: r.remediation } : {}),
+    ...(p.package !== null ? { package: p.package } : {}),
     status: f.status,
     firstSeen: f.firstSeen,
     lastSeen: f.lastSeen,
@@ -454,14 +458,16 @@ export class FindingTable {
     const { product, version, matchedCpe } = nf
     const protocol = protocolOf(nf)
     const evidence = bounded(nf.evidence)
+    const pkg = nf.package ?? null
+    const packageKey = json(pkg)
     const list = this.products.list(matchedCpe)
     if (list !== undefined) {
       for (let i = list.length - 1; i >= 0; i--) {
         const v = list[i]
-        if (v.protocol === protocol && v.product === product && v.version === version && v.evidence === evidence) return v
+        if (v.protocol === protocol && v.product === product && v.version === version && v.evidence === evidence && v.packageKey === packageKey) return v
       }
     }
-    return this.products.add(matchedCpe, Object.freeze({ protocol, product, version, matchedCpe, evidence }))
+    return this.products.add(matchedCpe, Object.freeze({ protocol, product, version, matchedCpe, evidence, package: frozenCopy(pkg), packageKey }))
   }
 
   ruleOf (nf: NewFinding): RuleData {
@@ -514,6 +520,8 @@ export class FindingTable {
     const minEpss = q.minEpss ?? 0
     const wantKev = q.kev === undefined ? -1 : q.kev ? 1 : 0
     const wantConf = q.confidence === undefined ? -1 : CONFIDENCE_CODE.get(q.confidence) ?? NO_CODE
+    const source = q.source
+    const entries = this.entries
     let total = 0
     for (let s = 0; s < n; s++) {
       const st = status[s]
@@ -525,6 +533,7 @@ export class FindingTable {
       else if (byEpss && !(epss[s] >= minEpss)) ok = 0
       else if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) ok = 0
       else if (wantConf !== -1 && conf[s] !== wantConf) ok = 0
+      else if (source !== undefined && entries[s]!.detail.rule.source !== source) ok = 0
       mask[s] = ok
       total += ok
     }
@@ -570,6 +579,7 @@ export class FindingTable {
       if (minEpss !== undefined && !(epss[s] >= minEpss)) return false
       if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) return false
       if (wantConf !== -1 && conf[s] !== wantConf) return false
+      if (q.source !== undefined && entries[s]!.detail.rule.source !== q.source) return false
       if (cveId !== undefined && entries[s]!.detail.cve.cveId !== cveId) return false
       if (host !== undefined && entries[s]!.address !== host) return false
       return true

@@ -1,5 +1,5 @@
 // The embedded store: everything in process memory, nothing survives a restart.
-import { API_KEYS_TOPIC, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
+import { API_KEYS_TOPIC, type CredentialPatch, type CredentialRecord, type KnownHostKey, auditMatches, isTerminal, outboxKey, parseOutboxKey, type FailedDelivery, type OutboxEntry, SKIPPED_RUNS_KEPT, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, type ListOptions, type Page, type ScanPatch, type ScanRecord, type ScanStatus, type Store } from '../types'
 import { percentOf } from '../scan-progress'
 import type { InvalidationChannel } from '../../invalidation'
 import { ScanEventHub } from '../../scan-events'
@@ -25,6 +25,12 @@ export class MemoryStore implements Store {
   protected webhooks = new Map<string, WebhookRecord>()
   /** Newest first, per webhook. */
   protected deliveries = new Map<string, WebhookDelivery[]>()
+
+  /** Oldest first. */
+  protected credentials = new Map<string, CredentialRecord>()
+  /** `<credential id> <host>` → the key its first login recorded. */
+  protected hostKeys = new Map<string, KnownHostKey>()
+  protected canary: string | null = null
 
   constructor (private readonly invalidation?: InvalidationChannel) {}
   /** Scan changes, for streams that follow a scan (the embedded counterpart of Redis pub/sub). */
@@ -366,5 +372,56 @@ export class MemoryStore implements Store {
 
   async removeOutbox (keys: string[]): Promise<void> {
     for (const k of keys) this.outbox.delete(k)
+  }
+
+  async createCredential (credential: CredentialRecord): Promise<boolean> {
+    for (const c of this.credentials.values()) if (c.name === credential.name) return false
+    this.credentials.set(credential.id, structuredClone(credential))
+    return true
+  }
+
+  async getCredential (id: string): Promise<CredentialRecord | null> {
+    const c = this.credentials.get(id)
+    return c ? structuredClone(c) : null
+  }
+
+  async getCredentialByName (name: string): Promise<CredentialRecord | null> {
+    for (const c of this.credentials.values()) if (c.name === name) return structuredClone(c)
+    return null
+  }
+
+  async listCredentials (opts: ListOptions): Promise<Page<CredentialRecord>> {
+    const all = [...this.credentials.values()].reverse()
+    return { items: all.slice(opts.offset, opts.offset + opts.limit).map((c) => structuredClone(c)), total: all.length }
+  }
+
+  async updateCredential (id: string, patch: CredentialPatch): Promise<CredentialRecord | null> {
+    const c = this.credentials.get(id)
+    if (!c) return null
+    Object.assign(c, structuredClone(patch))
+    return structuredClone(c)
+  }
+
+  async deleteCredential (id: string): Promise<boolean> {
+    for (const key of this.hostKeys.keys()) if (key.startsWith(`${id} `)) this.hostKeys.delete(key)
+    return this.credentials.delete(id)
+  }
+
+  async recordHostKey (credentialId: string, host: string, key: KnownHostKey): Promise<KnownHostKey> {
+    const k = `${credentialId} ${host}`
+    const known = this.hostKeys.get(k)
+    if (known !== undefined) return { ...known }
+    this.hostKeys.set(k, { ...key })
+    return { ...key }
+  }
+
+  async getHostKey (credentialId: string, host: string): Promise<KnownHostKey | null> {
+    const known = this.hostKeys.get(`${credentialId} ${host}`)
+    return known === undefined ? null : { ...known }
+  }
+
+  async secretsCanary (value: string, replace = false): Promise<string> {
+    if (this.canary === null || replace) this.canary = value
+    return this.canary
   }
 }

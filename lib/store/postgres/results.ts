@@ -802,6 +802,8 @@ export class PostgresResultsStore implements ResultsStore {
     const where: string[] = []
     if (query.host !== undefined) where.push(`address = ${p.add(normalizeAddress(query.host) ?? query.host)}`)
     if (query.cveId !== undefined) where.push(`cve_id = ${p.add(query.cveId.toUpperCase())}`)
+    // Rare beside the others (package findings are read per host): tested on the record, counted row by row.
+    if (query.source !== undefined) where.push(`record->>'source' = ${p.add(query.source)}`)
     if (query.scanId !== undefined) {
       // The planner cannot estimate `id = ANY(finding_ids)` and guesses a handful of matches: it joins the scan's rows
       // to their findings through findings_by_host, a host's findings together (a quarter of the pages the ids'
@@ -846,7 +848,7 @@ export class PostgresResultsStore implements ResultsStore {
   /** The one group whose counts answer the query's total: a scan's or a tag's, with counted filters only beside it. */
   private countedGroup (query: FindingExportQuery): string | null {
     if (scoped(query)) return null
-    if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined) return null
+    if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined || query.source !== undefined) return null
     if (query.scanId !== undefined) return query.tag === undefined ? scanGroup(query.scanId) : null
     return query.tag === undefined ? null : tagGroup(query.tag)
   }
@@ -871,10 +873,11 @@ export class PostgresResultsStore implements ResultsStore {
     // The counts tables know nothing of hosts, CVEs or scopes: those filters are counted row by row.
     if (scoped(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
-      query.confidence === undefined && query.minCvss === undefined && query.tag === undefined) {
+      query.confidence === undefined && query.minCvss === undefined && query.tag === undefined && query.source === undefined) {
       return await this.countByEpss(query, query.minEpss)
     }
-    if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined && query.tag === undefined) {
+    if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined && query.tag === undefined &&
+      query.source === undefined) {
       const p = new Params()
       const where = this.countedWhere(query, p)
       const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM finding_counts WHERE ${where.join(' AND ')}`, p.values)

@@ -1,7 +1,7 @@
 // The Redis store: records as JSON strings under `<prefix>:<kind>:<id>`, sorted sets for listing. Hosts and
 // findings live in the results store (results-redis.ts) under the same prefix.
 import type { Redis } from 'ioredis'
-import { API_KEYS_TOPIC, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
+import { API_KEYS_TOPIC, type CredentialPatch, type CredentialRecord, type KnownHostKey, auditMatches, outboxKey, parseOutboxKey, SKIPPED_RUNS_KEPT, type FailedDelivery, type OutboxEntry, WEBHOOK_DELIVERIES_KEPT, type WebhookDelivery, type WebhookPatch, type WebhookRecord, type ScheduleClaim, type SchedulePatch, type ScheduleRecord, type ApiKeyPatch, type AuditEntry, type AuditFilter, type AuditLimits, type RefusedCount, type ApiKeyRecord, type BatchSummary, ListOptions, Page, ScanPatch, ScanRecord, ScanStatus, Store } from '../types'
 import { percentOf } from '../scan-progress'
 import { keySegment } from './key-segment'
 import { channelName } from '../../invalidation'
@@ -172,9 +172,18 @@ end
 return 1
 `
 
+// Create a credential unless its name is taken. KEYS: record, name index, list. ARGV: id, name, record, score.
+const CREATE_CREDENTIAL_LUA = `
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[1]) == 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+return 1
+`
+
 type RedisWithCommands = Redis & {
   vulnscanCountRefused(index: string, counts: string, member: string, start: number, cutoff: number, max: number): Promise<number>
   vulnscanSetIfExists(key: string, hash: string, ...fieldValues: string[]): Promise<number>
+  vulnscanCreateCredential(record: string, names: string, list: string, id: string, name: string, value: string, score: number): Promise<number>
   vulnscanAppendDelivery(webhook: string, list: string, entry: string, kept: number): Promise<number>
   vulnscanReplaceIf(key: string, read: string, next: string): Promise<number>
   vulnscanClaimSchedule(definition: string, runs: string, skipped: string, lastScanState: string, dueMs: number, dueIso: string, scanId: string, last: string, kept: number, skippedEntry: string, ...missed: (string | number)[]): Promise<string>
@@ -206,6 +215,7 @@ export class RedisStore implements Store {
       redis.defineCommand('vulnscanClaimSchedule', { numberOfKeys: 4, lua: CLAIM_SCHEDULE_LUA })
       redis.defineCommand('vulnscanSetIfExists', { numberOfKeys: 2, lua: SET_IF_EXISTS_LUA })
       redis.defineCommand('vulnscanCountRefused', { numberOfKeys: 2, lua: COUNT_REFUSED_LUA })
+      redis.defineCommand('vulnscanCreateCredential', { numberOfKeys: 3, lua: CREATE_CREDENTIAL_LUA })
     }
     this.redis = redis as RedisWithCommands
   }
@@ -744,5 +754,84 @@ export class RedisStore implements Store {
 
   async removeOutbox (keys: string[]): Promise<void> {
     if (keys.length > 0) await this.redis.zrem(this.key('webhook-outbox'), ...keys)
+  }
+
+  private credentialKey (id: string, part?: 'hostkeys'): string {
+    return part === undefined ? this.key('credential', keySegment(id)) : this.key('credential', keySegment(id), part)
+  }
+
+  async createCredential (credential: CredentialRecord): Promise<boolean> {
+    const r = await this.redis.vulnscanCreateCredential(this.credentialKey(credential.id), this.key('credential-names'), this.key('credentials'),
+      credential.id, credential.name, JSON.stringify(credential), Date.parse(credential.createdAt))
+    return r === 1
+  }
+
+  async getCredential (id: string): Promise<CredentialRecord | null> {
+    const raw = await this.redis.get(this.credentialKey(id))
+    return raw === null ? null : JSON.parse(raw) as CredentialRecord
+  }
+
+  async getCredentialByName (name: string): Promise<CredentialRecord | null> {
+    const id = await this.redis.hget(this.key('credential-names'), name)
+    return id === null ? null : await this.getCredential(id)
+  }
+
+  async listCredentials (opts: ListOptions): Promise<Page<CredentialRecord>> {
+    const [[, total], [, ids]] = await this.redis.multi()
+      .zcard(this.key('credentials'))
+      .zrevrange(this.key('credentials'), opts.offset, opts.offset + opts.limit - 1)
+      .exec() as [[null, number], [null, string[]]]
+    if (ids.length === 0) return { items: [], total }
+    const raws = await this.redis.mget(ids.map((id) => this.credentialKey(id)))
+    return { items: raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as CredentialRecord), total }
+  }
+
+  async updateCredential (id: string, patch: CredentialPatch): Promise<CredentialRecord | null> {
+    const key = this.credentialKey(id)
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const raw = await this.redis.get(key)
+      if (raw === null) return null
+      const next = { ...JSON.parse(raw) as CredentialRecord, ...patch }
+      const r = await this.redis.vulnscanReplaceIf(key, raw, JSON.stringify(next))
+      if (r === -1) return null
+      if (r === 1) return next
+    }
+    throw new Error(`credential '${id}' kept changing; try again`)
+  }
+
+  async deleteCredential (id: string): Promise<boolean> {
+    const c = await this.getCredential(id)
+    if (c === null) return false
+    const [[, n]] = await this.redis.multi()
+      .del(this.credentialKey(id))
+      .unlink(this.credentialKey(id, 'hostkeys'))
+      .zrem(this.key('credentials'), id)
+      .hdel(this.key('credential-names'), c.name)
+      .exec() as [[null, number], unknown, unknown, unknown]
+    return n === 1
+  }
+
+  async recordHostKey (credentialId: string, host: string, key: KnownHostKey): Promise<KnownHostKey> {
+    const hash = this.credentialKey(credentialId, 'hostkeys')
+    const [, [, raw]] = await this.redis.multi()
+      .hsetnx(hash, host, JSON.stringify(key))
+      .hget(hash, host)
+      .exec() as [[null, number], [null, string]]
+    return JSON.parse(raw) as KnownHostKey
+  }
+
+  async getHostKey (credentialId: string, host: string): Promise<KnownHostKey | null> {
+    const raw = await this.redis.hget(this.credentialKey(credentialId, 'hostkeys'), host)
+    return raw === null ? null : JSON.parse(raw) as KnownHostKey
+  }
+
+  async secretsCanary (value: string, replace = false): Promise<string> {
+    const key = this.key('secrets-canary')
+    if (replace) {
+      await this.redis.set(key, value)
+      return value
+    }
+    await this.redis.set(key, value, 'NX')
+    return await this.redis.get(key) ?? value
   }
 }

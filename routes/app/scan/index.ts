@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
-import { BadRequestError, ConflictError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
-import { isTerminal, type ScanRecord } from '../../../lib/store/types'
+import { BadRequestError, ConflictError, CredentialError, CredentialScopeError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
+import { isTerminal, type ScanRecord, type ScanStatus } from '../../../lib/store/types'
 import { scanView } from '../../../lib/ownership'
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
@@ -12,6 +12,7 @@ import { isReservedScanId, RESERVED_SCAN_ID_PREFIX } from '../../../lib/schedule
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
 import { tagSet } from '../../../lib/tags'
+import { CredentialInputError } from '../../../lib/credentials/vault'
 
 // Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
 const SSE_RESYNC_MS = 10_000
@@ -44,6 +45,7 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Post a scan',
       description: 'Validates the targets (format, host cap, scope lists) and puts the scan on the queue. ' +
         '`targetTags` add the known hosts carrying those tags, looked up when the scan is planned; `tags` are added to every host it finds up. ' +
+        '`options.credentials` names stored SSH credentials to log in with and read each host\'s package list (a credential unknown: 400; a target outside its scope: 403). ' +
         'Priority 5 is the most urgent, 1 the least. Re-posting the same `id` with the same body answers the same ' +
         '200 and creates nothing; the same `id` with another body is a 409.',
       body: ref(ScanRequestSchema),
@@ -60,7 +62,13 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     if (outside !== null) throw new KeyScopeError(outside)
     await checkTargetTags(request.body, fastify.owned.addresses(request))
     const owner = request.principal?.id ?? 'unknown'
-    const record = newScanRecord(request.body, owner)
+    // Named by id or name, stored by id; the rule for using them (docs/credentialed-scans.md) is checked here.
+    const credentials = await fastify.credentials.forScan(request.body.options?.credentials, request.body.targets ?? []).catch((err) => {
+      if (err instanceof CredentialInputError) throw err.kind === 'scope' ? new CredentialScopeError(err.message) : new CredentialError(err.message)
+      throw err
+    })
+    const body = credentials === undefined ? request.body : { ...request.body, options: { ...request.body.options, credentials } }
+    const record = newScanRecord(body, owner)
     if (keyScope.length > 0) record.keyScope = [...keyScope]
     const { created, scan } = await fastify.store.createScan(record)
     request.auditTarget = scan.id

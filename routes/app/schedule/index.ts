@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScheduleSchema, ScheduleCreateSchema, ScheduleIdParamsSchema, ScheduleListQuerySchema, SchedulePatchSchema, ScheduleSchema } from '../../../schemas/schedule'
-import { KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError, TooManySchedulesError } from '../../../lib/errors'
+import { CredentialError, CredentialScopeError, KeyScopeError, NotFoundError, ScheduleError, SchedulerUnavailableError, ScopeError, TargetError, TooManySchedulesError } from '../../../lib/errors'
+import { CredentialInputError } from '../../../lib/credentials/vault'
 import { scanLimits, scanRequestProblem } from '../../../lib/scans'
 import { keyScopeProblem } from '../../../lib/access'
 import { cronProblem, nextRunAfter } from '../../../lib/schedules-cron'
@@ -36,11 +37,17 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
   const limits = scanLimits(fastify.config)
 
   /** The same checks as POST /app/scan, under `scan.`, with the scope of the key that sends it. */
-  const checkScan = (scan: ScheduledScan, principal: Principal | null): void => {
+  const checkScan = async (scan: ScheduledScan, principal: Principal | null): Promise<ScheduledScan> => {
     const problem = scanRequestProblem(scan, limits)
     if (problem !== null) throw problem.scope ? new ScopeError(`scan.${problem.message}`) : new TargetError(`scan.${problem.message}`)
     const outside = keyScopeProblem(scan.targets ?? [], principal?.scope ?? [])
     if (outside !== null) throw new KeyScopeError(`scan: ${outside}`)
+    // Credentials named by name are kept by id: a later rename or a new credential of that name changes no schedule.
+    const credentials = await fastify.credentials.forScan(scan.options?.credentials, scan.targets ?? []).catch((err) => {
+      if (err instanceof CredentialInputError) throw err.kind === 'scope' ? new CredentialScopeError(`scan.${err.message}`) : new CredentialError(`scan.${err.message}`)
+      throw err
+    })
+    return credentials === undefined ? scan : { ...scan, options: { ...scan.options, credentials } }
   }
 
   const cronLimits = { minIntervalSeconds: fastify.config.SCHEDULE_MIN_INTERVAL }
@@ -87,9 +94,9 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
     const body = request.body
     const timezone = body.timezone ?? 'UTC'
     checkCron(body.cron, timezone)
-    checkScan(body.scan, request.principal)
+    const scan = await checkScan(body.scan, request.principal)
     await checkCount(request.principal?.id ?? 'unknown')
-    const record = newScheduleRecord({ ...body, timezone }, request.principal?.id ?? 'unknown', request.principal?.scope ?? [])
+    const record = newScheduleRecord({ ...body, scan, timezone }, request.principal?.id ?? 'unknown', request.principal?.scope ?? [])
     await fastify.store.createSchedule(record)
     request.auditTarget = record.id
     await arm(record, record.id, request.log)
@@ -145,11 +152,11 @@ const schedules: FastifyPluginAsyncTypebox = async (fastify) => {
     const cron = body.cron ?? current.cron
     const timezone = body.timezone ?? current.timezone
     if (body.cron !== undefined || body.timezone !== undefined) checkCron(cron, timezone)
-    if (body.scan !== undefined) checkScan(body.scan, request.principal)
+    const scan = body.scan === undefined ? undefined : await checkScan(body.scan, request.principal)
     const keyScope = body.scan === undefined ? {} : { keyScope: [...(request.principal?.scope ?? [])] }
     const now = new Date()
     const next = (body.enabled ?? current.enabled) ? nextRunAfter(cron, timezone, now) : null
-    const updated = await fastify.store.updateSchedule(id, { ...body, ...keyScope, nextRunAt: next === null ? null : next.toISOString(), updatedAt: now.toISOString() })
+    const updated = await fastify.store.updateSchedule(id, { ...body, ...(scan !== undefined ? { scan } : {}), ...keyScope, nextRunAt: next === null ? null : next.toISOString(), updatedAt: now.toISOString() })
     if (updated === null) throw new NotFoundError(`No schedule with id '${id}'`)
     await arm(updated, id, request.log)
     request.log.info({ scheduleId: id, enabled: updated.enabled }, 'schedule changed')

@@ -5,7 +5,7 @@ test('port lists as range text', async (t) => {
   t.equal(portRanges([80, 22, 21, 23, 8000, 8001, 8002, 22, 443]), '21-23,80,443,8000-8002', 'sorted, repeats dropped, runs joined')
   t.equal(portRanges([]), '')
   t.equal(portRanges(Array.from({ length: 65535 }, (_, i) => i + 1)), '1-65535', 'the full template in a few bytes')
-  t.equal(portRanges([0, 70000, 1.5, 22]), '22', 'only real port numbers')
+  t.equal(portRanges([0, 70000, 1.5, 22]), '0,22', 'only real port numbers, and 0: the host itself (a credentialed scan\'s package findings)')
   const template = [443, 80]
   t.equal(portRanges(template), portRanges(template), 'the same array, the same text')
   t.equal(unionRanges('21-23,80', '24,79,8080'), '21-24,79-80,8080')
