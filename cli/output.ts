@@ -95,11 +95,13 @@ export function findingsTable (findings: Finding[], { ids = false } = {}): strin
   const t = newTable([...(ids ? ['id'] : []), 'severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'])
   const notes: string[] = []
   for (const f of findings) {
-    let confidence: string = f.confidence
+    // The score beside the label (a server from before the score sends the label alone).
+    const score = (f as { confidenceScore?: number }).confidenceScore
+    let confidence: string = typeof score === 'number' ? `${f.confidence} ${score}` : f.confidence
     if (f.confidenceNote !== null && f.confidenceNote !== undefined && f.confidenceNote !== '') {
       let n = notes.indexOf(f.confidenceNote)
       if (n === -1) n = notes.push(f.confidenceNote) - 1
-      confidence = `${f.confidence} ${pc.dim(`[${n + 1}]`)}`
+      confidence = `${confidence} ${pc.dim(`[${n + 1}]`)}`
     }
     t.push([
       ...(ids ? [f.id] : []),
@@ -160,7 +162,7 @@ export function webhookFilterText (f: Webhook['filter']): string {
   return [
     f.minSeverity !== undefined ? `${f.minSeverity} or worse` : '',
     f.kevOnly === true ? 'KEV only' : '',
-    f.minConfidence !== undefined ? `${f.minConfidence} confidence or more` : ''
+    typeof f.minConfidence === 'number' ? `confidence ${f.minConfidence} or more` : f.minConfidence !== undefined ? `${f.minConfidence} confidence or more` : ''
   ].filter(Boolean).join(', ')
 }
 

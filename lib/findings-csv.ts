@@ -7,7 +7,7 @@ export const CSV_COLUMNS = [
   'status', 'confidence', 'confidenceNote', 'source', 'rule', 'product', 'version', 'matchedCpe', 'criterion', 'reason',
   'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description', 'remediation',
   // Appended, not put beside `port`: imports that read columns by position keep working.
-  'protocol'
+  'protocol', 'confidenceScore'
 ] as const
 
 type Column = typeof CSV_COLUMNS[number]

@@ -69,7 +69,8 @@ export const FindingSchema = Type.Object({
   rule: Type.String({ description: 'The exact rule of that source that decided it' }),
   observed: StringEnum(['open', 'fixed_by_distribution', 'potential'], { description: 'What the last scan concluded, whatever a user decided since' }),
   distribution: Type.Union([ref(DistributionEvidenceSchema), Type.Null()], { description: 'The distribution package and tracker entry; null when the banner shows no distribution' }),
-  confidence: StringEnum(['high', 'medium', 'low'], { description: 'high: exact upstream version under an NVD rule, or a tracker that says the running revision is vulnerable; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version' }),
+  confidence: StringEnum(['high', 'medium', 'low'], { description: 'The label of confidenceScore: high from 80, medium from 50, low below (high: exact upstream version under an NVD rule, or a tracker that decides the running revision; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version)' }),
+  confidenceScore: Type.Integer({ minimum: 0, maximum: 100, description: 'How sure, 0–100, from the kind of evidence that decided it (docs/accuracy.md has the table): package data 97, exposure check 95, banner with the package revision 90, template match 85, full upstream banner 80, CISA ADP CPE 75, CNA range 70, required platform 60, release out of support 55, distribution family only 50, version a supported release patched 40, version prefix 30, defaultStatus 25, product only 20' }),
   confidenceNote: nullable(Type.String(), 'What qualifies the confidence, e.g. a possible backport or a required platform'),
   evidence: Type.String({ description: 'The banner or reply that shows the product and version' }),
   requiresPlatform: Type.Array(Type.String(), { description: 'Platform CPEs the NVD configuration also requires (not visible to a scan)' }),
@@ -103,6 +104,7 @@ const findingFilterProperties = {
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
   source: Type.Optional(StringEnum(SOURCES, { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided' })),
+  minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default)' })),
   sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }

@@ -26,7 +26,8 @@ export const ScanReportSchema = Type.Object({
     filters: Type.Object({
       tag: Type.Optional(Type.String()),
       minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES])),
-      source: Type.Optional(StringEnum([...FINDING_SOURCES]))
+      source: Type.Optional(StringEnum([...FINDING_SOURCES])),
+      minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 }))
     }, { description: 'The filters the report was asked with' })
   }),
   scan: ref(ScanSchema),
@@ -48,5 +49,6 @@ export const ReportQuerySchema = Type.Object({
   format: Type.Optional(StringEnum([...REPORT_FORMATS], { description: 'json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything)' })),
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only hosts carrying this tag, and the findings on them' })),
   minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES], { description: 'Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed' })),
-  source: Type.Optional(StringEnum([...FINDING_SOURCES], { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided' }))
+  source: Type.Optional(StringEnum([...FINDING_SOURCES], { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided' })),
+  minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Only findings whose confidenceScore is at least this; hosts are all listed' }))
 }, { additionalProperties: false })

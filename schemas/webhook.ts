@@ -14,7 +14,10 @@ const EventsProperty = Type.Array(StringEnum([...WEBHOOK_EVENTS]), {
 export const WebhookFilterSchema = Type.Object({
   minSeverity: Type.Optional(StringEnum(['critical', 'high', 'medium', 'low', 'none'], { description: 'Only findings of this severity or worse' })),
   kevOnly: Type.Optional(Type.Boolean({ description: 'Only findings on CISA\'s Known Exploited Vulnerabilities list' })),
-  minConfidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence or higher' }))
+  minConfidence: Type.Optional(Type.Union([
+    StringEnum(['high', 'medium', 'low']),
+    Type.Integer({ minimum: 0, maximum: 100 })
+  ], { description: 'Only findings of this confidence or higher: a label (its findings and those of the labels above it), or a number 0–100 that the finding\'s confidenceScore must reach' }))
 }, { $id: 'WebhookFilter', additionalProperties: false, description: 'Which new findings `finding.new` tells; scan events are not filtered' })
 
 export const WebhookUrlSchema = Type.String({
@@ -111,6 +114,7 @@ const WebhookFindingSchema = Type.Object({
   cvssVersion: Type.Union([Type.String(), Type.Null()]),
   kev: Type.Boolean({ description: 'On CISA\'s Known Exploited Vulnerabilities list' }),
   confidence: StringEnum(['high', 'medium', 'low']),
+  confidenceScore: Type.Integer({ minimum: 0, maximum: 100, description: 'How sure, 0–100 (the Finding\'s confidenceScore)' }),
   product: Type.String(),
   version: Type.Union([Type.String(), Type.Null()]),
   description: Type.String({ description: 'The CVE description, at most 500 characters' }),
@@ -137,7 +141,7 @@ export const WebhookEventSchema = Type.Object({
     createdAt: '2026-01-06T02:14:03.120Z',
     scan: { id: 'scan-1' },
     host: '192.0.2.10',
-    findings: [{ id: '5c1f0e2d3b4a59687a6b5c4d', address: '192.0.2.10', port: 22, protocol: 'tcp', cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, cvssVersion: '3.1', kev: false, confidence: 'medium', product: 'OpenSSH', version: '9.2p1', description: 'A signal handler race condition was found in OpenSSH\'s server (sshd)…', status: 'open' }]
+    findings: [{ id: '5c1f0e2d3b4a59687a6b5c4d', address: '192.0.2.10', port: 22, protocol: 'tcp', cveId: 'CVE-2024-6387', severity: 'high', cvss: 8.1, cvssVersion: '3.1', kev: false, confidence: 'medium', confidenceScore: 50, product: 'OpenSSH', version: '9.2p1', description: 'A signal handler race condition was found in OpenSSH\'s server (sshd)…', status: 'open' }]
   }]
 })
 

@@ -63,12 +63,17 @@ export async function runMatch (argv: string[], deps: MatchDeps, out: Out, match
   const started = process.hrtime.bigint()
   const m = await matchService(service, deps, { distroPackage: distro })
   const ms = Number(process.hrtime.bigint() - started) / 1e6
+  const aliasOf = new Map(m.aliases.map((a) => [a.cpe, a]))
   const verdicts = m.verdicts.map((v) => ({
     id: v.cveId,
     source: v.source,
     rule: v.rule,
     status: v.observed,
+    matchedCpe: v.matchedCpe,
+    // Which name decided: the service's own CPE name, or an alias imported from the NVD's CPE dictionary.
+    alias: aliasOf.has(v.matchedCpe) ? { ...(aliasOf.get(v.matchedCpe) as object) } : null,
     confidence: v.confidence,
+    confidenceScore: v.confidenceScore ?? null,
     confidenceNote: v.confidenceNote,
     severity: v.severity,
     cvss: v.cvss,
@@ -87,7 +92,11 @@ export async function runMatch (argv: string[], deps: MatchDeps, out: Out, match
     const score = v.cvss === null ? 'no score' : `${v.severity} ${v.cvss} (v${v.cvssVersion ?? '?'})`
     const status = v.status === 'open' ? pc.red(v.status) : pc.green(v.status)
     const tags = [v.kev !== null ? pc.red(v.kev.ransomware === true ? 'KEV+ransomware' : 'KEV') : '', v.epss !== null ? `EPSS ${(v.epss.score * 100).toFixed(1)}%` : ''].filter(Boolean).join(' ')
-    out.write(`\n${pc.bold(v.id)}  ${status}  ${score}  ${v.confidence} confidence  ${tags}\n  source: ${v.source}\n  rule:   ${v.rule}\n`)
+    out.write(`\n${pc.bold(v.id)}  ${status}  ${score}  ${v.confidence} confidence (${v.confidenceScore ?? '?'})  ${tags}\n  source: ${v.source}\n  rule:   ${v.rule}\n`)
+    const a = aliasOf.get(v.matchedCpe)
+    out.write(a !== undefined
+      ? `  name:   ${v.matchedCpe}, an alias of ${a.of} imported from the NVD's CPE dictionary (${a.deprecated} deprecated by ${a.by})\n`
+      : `  name:   ${v.matchedCpe}\n`)
     if (v.confidenceNote !== null) out.write(`  note:   ${v.confidenceNote}\n`)
   }
   for (const d of m.disagreements) out.write(pc.yellow(`\n${d}\n`))

@@ -1014,6 +1014,7 @@ export interface components {
                     minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                     /** @enum {string} */
                     source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                    minConfidence?: number;
                 };
             };
             scan: components["schemas"]["Scan"];
@@ -1287,10 +1288,12 @@ export interface components {
             /** @description The distribution package and tracker entry; null when the banner shows no distribution */
             distribution: components["schemas"]["DistributionEvidence"] | null;
             /**
-             * @description high: exact upstream version under an NVD rule, or a tracker that says the running revision is vulnerable; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version
+             * @description The label of confidenceScore: high from 80, medium from 50, low below (high: exact upstream version under an NVD rule, or a tracker that decides the running revision; medium: a CNA-only range, a distribution family without revision, or a required platform; low: product without version)
              * @enum {string}
              */
             confidence: "high" | "medium" | "low";
+            /** @description How sure, 0–100, from the kind of evidence that decided it (docs/accuracy.md has the table): package data 97, exposure check 95, banner with the package revision 90, template match 85, full upstream banner 80, CISA ADP CPE 75, CNA range 70, required platform 60, release out of support 55, distribution family only 50, version a supported release patched 40, version prefix 30, defaultStatus 25, product only 20 */
+            confidenceScore: number;
             /** @description What qualifies the confidence, e.g. a possible backport or a required platform */
             confidenceNote: string | null;
             /** @description The banner or reply that shows the product and version */
@@ -1668,11 +1671,8 @@ export interface components {
             minSeverity?: "critical" | "high" | "medium" | "low" | "none";
             /** @description Only findings on CISA's Known Exploited Vulnerabilities list */
             kevOnly?: boolean;
-            /**
-             * @description Only findings of this confidence or higher
-             * @enum {string}
-             */
-            minConfidence?: "high" | "medium" | "low";
+            /** @description Only findings of this confidence or higher: a label (its findings and those of the labels above it), or a number 0–100 that the finding's confidenceScore must reach */
+            minConfidence?: ("high" | "medium" | "low") | number;
         };
         /**
          * @example {
@@ -1864,6 +1864,7 @@ export interface components {
          *           "cvssVersion": "3.1",
          *           "kev": false,
          *           "confidence": "medium",
+         *           "confidenceScore": 50,
          *           "product": "OpenSSH",
          *           "version": "9.2p1",
          *           "description": "A signal handler race condition was found in OpenSSH's server (sshd)…",
@@ -1904,6 +1905,8 @@ export interface components {
                 kev: boolean;
                 /** @enum {string} */
                 confidence: "high" | "medium" | "low";
+                /** @description How sure, 0–100 (the Finding's confidenceScore) */
+                confidenceScore: number;
                 product: string;
                 version: string | null;
                 /** @description The CVE description, at most 500 characters */
@@ -4449,6 +4452,8 @@ export interface operations {
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided */
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                /** @description Only findings whose confidenceScore is at least this; hosts are all listed */
+                minConfidence?: number;
             };
             header?: never;
             path: {
@@ -5482,6 +5487,8 @@ export interface operations {
                 confidence?: "high" | "medium" | "low";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
+                minConfidence?: number;
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
@@ -5587,6 +5594,8 @@ export interface operations {
                 confidence?: "high" | "medium" | "low";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
+                minConfidence?: number;
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */

@@ -26,10 +26,16 @@ function filterOptions (cmd: Command, { update }: { update: boolean }): Command 
   cmd.option('--min-severity <level>', `finding.new: only findings of this severity or worse: ${MIN_SEVERITIES.join(' | ')}`)
     .option('--kev-only', 'finding.new: only findings on CISA\'s Known Exploited Vulnerabilities list')
   if (update) cmd.option('--no-kev-only', 'finding.new: findings on the KEV list or not')
-  cmd.option('--min-confidence <level>', `finding.new: only findings of this confidence or higher: ${CONFIDENCES.join(' | ')}`)
+  cmd.option('--min-confidence <level>', `finding.new: only findings of this confidence or higher: ${CONFIDENCES.join(' | ')}, or a confidence score 0-100 to reach`)
   if (update) cmd.option('--clear-filter', 'start from an empty filter (every new finding) before the filter options above')
   return cmd.option('--format <format>', `${WEBHOOK_FORMATS.join(' | ')}: the WebhookEvent JSON body, or a Slack-compatible {"text": …} message${update ? '' : ' (default: json)'}`)
     .option('--description <text>', 'what the webhook is for')
+}
+
+function scoreFlag (text: string): number {
+  const n = Number(text.trim())
+  if (n > 100) throw usage(`--min-confidence must be one of ${CONFIDENCES.join(', ')} or a score from 0 to 100 (got '${text}').`)
+  return n
 }
 
 interface FilterFlags { minSeverity?: string, kevOnly?: boolean, minConfidence?: string, clearFilter?: boolean }
@@ -37,7 +43,9 @@ interface FilterFlags { minSeverity?: string, kevOnly?: boolean, minConfidence?:
 /** The filter from the flags, laid over `base`: PATCH replaces the filter whole, so one flag must not drop the others. */
 function filterFrom (flags: FilterFlags, base: Filter = {}): Filter | undefined {
   const minSeverity = oneOf('min-severity', flags.minSeverity, MIN_SEVERITIES)
-  const minConfidence = oneOf('min-confidence', flags.minConfidence, CONFIDENCES)
+  const minConfidence = flags.minConfidence !== undefined && /^\d{1,3}$/.test(flags.minConfidence.trim())
+    ? scoreFlag(flags.minConfidence)
+    : oneOf('min-confidence', flags.minConfidence, CONFIDENCES)
   if (minSeverity === undefined && minConfidence === undefined && flags.kevOnly === undefined && flags.clearFilter !== true) return undefined
   const filter: Filter = { ...(flags.clearFilter === true ? {} : base) }
   if (minSeverity !== undefined) filter.minSeverity = minSeverity

@@ -25,11 +25,14 @@ export interface DistroPackage {
 
 /** Debian's `debNNuM` / `~debNN` tags by release number. */
 export const DEBIAN_RELEASES: Record<string, string> = {
-  8: 'jessie', 9: 'stretch', 10: 'buster', 11: 'bullseye', 12: 'bookworm', 13: 'trixie', 14: 'forky'
+  6: 'squeeze', 7: 'wheezy', 8: 'jessie', 9: 'stretch', 10: 'buster', 11: 'bullseye', 12: 'bookworm', 13: 'trixie', 14: 'forky'
 }
 
 /** Ubuntu release numbers (as in `ubuntu0.22.04` and OSV ecosystems) by codename. */
 export const UBUNTU_RELEASES: Record<string, string> = {
+  '8.04': 'hardy',
+  '10.04': 'lucid',
+  '12.04': 'precise',
   '14.04': 'trusty',
   '16.04': 'xenial',
   '18.04': 'bionic',
@@ -47,8 +50,11 @@ export const UBUNTU_RELEASES: Record<string, string> = {
 
 /** Which release shipped an OpenSSH upstream version, for Ubuntu revisions that do not name one. */
 const OPENSSH_RELEASE: Record<BannerFamily, Record<string, string>> = {
-  debian: { '7.4p1': 'stretch', '7.9p1': 'buster', '8.4p1': 'bullseye', '9.2p1': 'bookworm', '10.0p1': 'trixie' },
+  debian: { '5.5p1': 'squeeze', '6.0p1': 'wheezy', '6.7p1': 'jessie', '7.4p1': 'stretch', '7.9p1': 'buster', '8.4p1': 'bullseye', '9.2p1': 'bookworm', '10.0p1': 'trixie' },
   ubuntu: {
+    '4.7p1': 'hardy',
+    '5.3p1': 'lucid',
+    '5.9p1': 'precise',
     '6.6p1': 'trusty',
     '7.2p2': 'xenial',
     '7.6p1': 'bionic',
@@ -115,7 +121,23 @@ export const SOURCE_PACKAGES: SourceRule[] = [
   { products: ['RabbitMQ'], source: fixed('rabbitmq-server'), epoch: 0 },
   { products: ['memcached'], source: fixed('memcached'), epoch: 0 },
   { products: ['lighttpd'], source: fixed('lighttpd'), epoch: 0 },
-  { products: ['Squid http proxy'], source: fixed('squid'), epoch: 0 }
+  { products: ['Squid http proxy'], source: fixed('squid'), epoch: 0 },
+  // The detection lab's other Debian daemons (bench/support/detect-lab.ts), epochs as the archive has them.
+  { products: ['Apache Tomcat'], source: (v) => /^\d+/.exec(v ?? '') !== null ? `tomcat${/^\d+/.exec(v ?? '')?.[0] ?? ''}` : null, epoch: 0 },
+  { products: ['Jetty'], source: (v) => /^\d+/.exec(v ?? '') !== null ? `jetty${/^\d+/.exec(v ?? '')?.[0] ?? ''}` : null, epoch: 0 },
+  { products: ['HAProxy'], source: fixed('haproxy'), epoch: 0 },
+  { products: ['tinyproxy'], source: fixed('tinyproxy'), epoch: 0 },
+  { products: ['Varnish'], source: fixed('varnish'), epoch: 0 },
+  { products: ['CUPS'], source: fixed('cups'), epoch: 0 },
+  { products: ['dnsmasq'], source: fixed('dnsmasq'), epoch: 0 },
+  { products: ['Git'], source: fixed('git'), epoch: 1 },
+  { products: ['Dropbear sshd'], source: fixed('dropbear'), epoch: 0 },
+  { products: ['Apache ZooKeeper'], source: fixed('zookeeper'), epoch: 0 },
+  { products: ['etcd'], source: fixed('etcd'), epoch: 0 },
+  { products: ['Prometheus'], source: fixed('prometheus'), epoch: 0 },
+  { products: ['ngIRCd'], source: fixed('ngircd'), epoch: 0 },
+  { products: ['InspIRCd'], source: fixed('inspircd'), epoch: 0 },
+  { products: ['OpenLDAP'], source: fixed('openldap'), epoch: 0 }
 ]
 
 const RULES = new Map<string, SourceRule>()
@@ -160,7 +182,8 @@ function packagingOf (service: ServiceInfo): Seen | null {
   if (product === 'OpenSSH') {
     // The identification comment: `Debian-2+deb12u10`, `Ubuntu-3ubuntu0.13`, `Raspbian-5+deb11u3`.
     const m = /(?:^|[\s;])(Debian|Ubuntu|Raspbian)-(\S+?)(?:;|\s|$)/.exec(`${extra} ${banner}`)
-    if (m) return { family: m[1] === 'Ubuntu' ? 'ubuntu' : 'debian', revision: m[2], where: `SSH identification comment "${m[1]}-${m[2]}"` }
+    // Old Ubuntu releases wrote `Debian-8ubuntu1`: the revision tells the family.
+    if (m) return { family: m[1] === 'Ubuntu' || /ubuntu/i.test(m[2]) ? 'ubuntu' : 'debian', revision: m[2], where: `SSH identification comment "${m[1]}-${m[2]}"` }
   }
   if (product === 'PostgreSQL') {
     // server_version: `15.20 (Debian 15.20-0+deb12u1)`; PGDG builds come from the PostgreSQL
@@ -183,6 +206,9 @@ function packagingOf (service: ServiceInfo): Seen | null {
     const m = /(\d+\.\d+\.\d+)-([\w.+~]+)-(Debian|Ubuntu)\b/.exec(text)
     if (m) return { family: m[3] === 'Ubuntu' ? 'ubuntu' : 'debian', upstream: m[1], revision: m[2], where: `version.bind "${m[0]}"` }
   }
+  // A build string with the package version (Prometheus' `build 2.42.0+ds-5+deb12u1`).
+  const build = /\bbuild (\d[\w.+~]*)-([\w.+~]*(?:deb\d+u\d+|ubuntu\d)[\w.+~]*)/i.exec(extra)
+  if (build) return { family: familyOfRevision(build[2]), upstream: build[1], revision: build[2], where: `build "${build[1]}-${build[2]}"` }
   // Everything else shows at most the family: `Apache/2.4.62 (Debian)`, `Dovecot (Ubuntu) ready`.
   const family = /\bubuntu\b/i.test(`${service.distro ?? ''} ${extra} ${banner}`)
     ? 'ubuntu'

@@ -4,6 +4,7 @@
 // `evidence` what the server answered, and `remediation` what to do about it.
 import { checkById } from '../scanner/checks/catalogue'
 import type { PortExposure, ServiceInfo } from '../scanner/types'
+import { confidenceFor } from './confidence'
 import type { Verdict } from './service'
 
 /** The finding of one proved exposure on a port whose service detection named `service`. */
@@ -28,7 +29,7 @@ export function exposureVerdict (exposure: PortExposure, service: ServiceInfo | 
     // Seen on the wire, not inferred from a version: an open finding of high confidence.
     observed: 'open',
     distribution: null,
-    confidence: 'high',
+    ...confidenceFor('exposure'),
     confidenceNote: def.reads ? 'Proved by a read-only exchange that logs in or reads data (names or statistics only).' : null,
     evidence: exposure.evidence,
     requiresPlatform: [],

@@ -26,6 +26,8 @@ export interface ReportFilters {
   minSeverity?: Severity
   /** Only findings decided by this source (`distribution`: a credentialed scan's package findings among them). */
   source?: FindingSource
+  /** Only findings whose confidenceScore is at least this. */
+  minConfidence?: number
 }
 
 export interface ReportSource {
@@ -95,10 +97,10 @@ export function atLeast (severity: FindingSeverity, min: Severity | undefined): 
  * potential left out), the most severe first (severity, then KEV, EPSS, CVSS), with the report's filters applied.
  */
 export async function * reportFindings (src: ReportSource): AsyncGenerator<FindingRecord> {
-  const { tag, minSeverity, source } = src.filters
+  const { tag, minSeverity, source, minConfidence } = src.filters
   const scope = src.scope !== undefined ? { scope: src.scope } : {}
   let n = 0
-  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...(source !== undefined ? { source } : {}), ...scope, sort: CLI_FINDING_SORT, order: 'desc' })) {
+  for await (const f of src.results.streamFindings({ scanId: src.scan.id, ...(tag !== undefined ? { tag } : {}), ...(source !== undefined ? { source } : {}), ...(minConfidence !== undefined ? { minConfidence } : {}), ...scope, sort: CLI_FINDING_SORT, order: 'desc' })) {
     // A store that has every finding at hand (the embedded one) would otherwise hand them all over in one turn.
     if (++n % ITEMS_PER_TURN === 0) await turn()
     if (atLeast(f.severity, minSeverity)) yield f

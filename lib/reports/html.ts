@@ -188,7 +188,8 @@ export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}
       : []),
     ...(scan.scheduleId !== undefined ? [['Schedule', `<code>${e(scan.scheduleId)}</code>`]] as Array<[string, string]> : []),
     ...(meta.filters.tag !== undefined ? [['Tag filter', `<code>${e(meta.filters.tag)}</code>`]] as Array<[string, string]> : []),
-    ...(meta.filters.minSeverity !== undefined ? [['Severity filter', `${e(meta.filters.minSeverity)} and above`]] as Array<[string, string]> : [])
+    ...(meta.filters.minSeverity !== undefined ? [['Severity filter', `${e(meta.filters.minSeverity)} and above`]] as Array<[string, string]> : []),
+    ...(meta.filters.minConfidence !== undefined ? [['Confidence filter', `${meta.filters.minConfidence} and above`]] as Array<[string, string]> : [])
   ]
   yield '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
     `<meta http-equiv="Content-Security-Policy" content="${e(HTML_CSP)}">` +

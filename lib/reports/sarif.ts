@@ -102,6 +102,9 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
     ruleIndex,
     kind: fails ? 'fail' : 'pass',
     level: fails ? levelOf(f.severity) : 'none',
+    // SARIF's rank (0–100, "the priority or importance"): how sure the finding is, so a viewer can sort the
+    // sure ones first and hide the rest.
+    rank: f.confidenceScore,
     message: { text: [`${f.cveId} (${f.severity}${f.cvss !== null ? `, CVSS ${f.cvss}` : ''}) on ${where}: ${sentence(seen)}`, sentence(f.reason), sentence(fix)].filter((x) => x !== '').join(' ') },
     locations: [{
       physicalLocation: { artifactLocation: { uri }, region: { startLine: 1 } },
@@ -116,6 +119,7 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
       standing: standing(f.status),
       comment: f.comment,
       confidence: f.confidence,
+      confidenceScore: f.confidenceScore,
       confidenceNote: f.confidenceNote,
       source: f.source,
       rule: f.rule,

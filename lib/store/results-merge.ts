@@ -2,6 +2,7 @@
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
 import { FindingCounter } from '../finding-counts'
+import { scoreOfFinding } from '../match/confidence'
 import { hash } from 'node:crypto'
 import { addressSortKey } from '../addresses'
 import { withScanTags } from '../tags'
@@ -136,7 +137,7 @@ export function withHostTags (host: HostRecord, tags: string[]): HostRecord {
 }
 
 /** A finding record as code builds it: the protocol may be left out for TCP. */
-export type FindingInput = Omit<FindingRecord, 'protocol'> & { protocol?: Transport }
+export type FindingInput = Omit<FindingRecord, 'protocol' | 'confidenceScore'> & { protocol?: Transport, confidenceScore?: number }
 
 export function findingRecord (f: FindingInput): FindingRecord {
   return {
@@ -162,6 +163,7 @@ export function findingRecord (f: FindingInput): FindingRecord {
     observed: f.observed ?? 'open',
     distribution: f.distribution ?? null,
     confidence: f.confidence,
+    confidenceScore: scoreOfFinding(f),
     confidenceNote: f.confidenceNote,
     evidence: bounded(f.evidence),
     requiresPlatform: f.requiresPlatform,
@@ -419,7 +421,7 @@ export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolea
  * backends that test many findings against one query.
  */
 export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boolean {
-  const { severity, minCvss, minEpss, kev, host, status, confidence, source } = q
+  const { severity, minCvss, minEpss, kev, host, status, confidence, source, minConfidence } = q
   const cveId = q.cveId?.toUpperCase()
   return (f) => {
     if (status !== undefined ? f.status !== status : HIDDEN.has(f.status)) return false
@@ -431,6 +433,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
     if (host !== undefined && f.address !== host) return false
     if (confidence !== undefined && f.confidence !== confidence) return false
     if (source !== undefined && f.source !== source) return false
+    if (minConfidence !== undefined && f.confidenceScore < minConfidence) return false
     return true
   }
 }
@@ -439,7 +442,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
 export function findingQueryFilters (q: FindingExportQuery): boolean {
   return q.severity !== undefined || q.minCvss !== undefined || q.minEpss !== undefined || q.kev !== undefined ||
     q.cveId !== undefined || q.host !== undefined || q.status !== undefined || q.confidence !== undefined || q.scanId !== undefined ||
-    q.tag !== undefined || q.source !== undefined || (q.scope !== undefined && q.scope.length > 0)
+    q.tag !== undefined || q.source !== undefined || q.minConfidence !== undefined || (q.scope !== undefined && q.scope.length > 0)
 }
 
 /** Order by (value, tie) ascending, the same order a Redis sorted set keeps; desc is its exact reverse. */

@@ -94,6 +94,11 @@ export interface NewFinding {
   observed: ObservedStatus
   distribution: DistributionEvidence | null
   confidence: Confidence
+  /**
+   * How sure, 0–100, from the kind of evidence (lib/match/confidence.ts has the table); the label above is derived
+   * from it. A producer that leaves it out gets the score its source, rule and label stand for.
+   */
+  confidenceScore?: number
   /** Said to the user with the confidence, e.g. the distro backport caveat or a required platform. */
   confidenceNote: string | null
   /** The banner or reply that shows the product and version (bounded). */
@@ -106,6 +111,7 @@ export interface NewFinding {
 }
 
 export interface FindingRecord extends NewFinding {
+  confidenceScore: number
   /** Stable id from address, port (and its protocol, for UDP) and CVE: the same finding in every scan. */
   id: string
   protocol: Transport
@@ -231,6 +237,8 @@ export interface FindingQuery {
   confidence?: Confidence
   /** Only findings decided by this source (e.g. `distribution`: package findings and banner findings the trackers decided). */
   source?: FindingSource
+  /** Only findings whose confidenceScore is at least this (0–100). */
+  minConfidence?: number
   /** Only the findings this scan observed on the hosts and ports it covered. */
   scanId?: string
   /** Only findings on hosts carrying this tag. */

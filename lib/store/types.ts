@@ -188,8 +188,8 @@ export interface WebhookFilter {
   minSeverity?: 'critical' | 'high' | 'medium' | 'low' | 'none'
   /** Only findings on CISA's Known Exploited Vulnerabilities list. */
   kevOnly?: boolean
-  /** Only findings of this confidence or higher. */
-  minConfidence?: 'high' | 'medium' | 'low'
+  /** Only findings of this confidence or higher: a label, or a confidenceScore (0–100) to reach. */
+  minConfidence?: 'high' | 'medium' | 'low' | number
 }
 
 export interface WebhookRecord {

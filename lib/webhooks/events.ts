@@ -25,10 +25,12 @@ const SEVERITY_ORDER = ['none', 'unknown', 'low', 'medium', 'high', 'critical']
 const CONFIDENCE_ORDER = ['low', 'medium', 'high']
 
 /** Whether a finding passes a webhook's filter. */
-export function passesFilter (f: Pick<FindingRecord, 'severity' | 'kev' | 'confidence'>, filter: WebhookFilter): boolean {
+export function passesFilter (f: Pick<FindingRecord, 'severity' | 'kev' | 'confidence' | 'confidenceScore'>, filter: WebhookFilter): boolean {
   if (filter.minSeverity !== undefined && SEVERITY_ORDER.indexOf(f.severity) < SEVERITY_ORDER.indexOf(filter.minSeverity)) return false
   if (filter.kevOnly === true && f.kev === null) return false
-  if (filter.minConfidence !== undefined && CONFIDENCE_ORDER.indexOf(f.confidence) < CONFIDENCE_ORDER.indexOf(filter.minConfidence)) return false
+  const min = filter.minConfidence
+  if (typeof min === 'number' && f.confidenceScore < min) return false
+  if (typeof min === 'string' && CONFIDENCE_ORDER.indexOf(f.confidence) < CONFIDENCE_ORDER.indexOf(min)) return false
   return true
 }
 
@@ -53,6 +55,7 @@ function publicFinding (f: FindingRecord): Record<string, unknown> {
     cvssVersion: f.cvssVersion,
     kev: f.kev !== null,
     confidence: f.confidence,
+    confidenceScore: f.confidenceScore,
     product: f.product,
     version: f.version,
     description: f.description.slice(0, 500),

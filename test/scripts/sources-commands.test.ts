@@ -60,8 +60,11 @@ test('import every source, then nvd:match answers from all of them', async (t) =
         '--distro', 'debian:bookworm:openssh:1:9.2p1-2+deb12u2', '--json'], env)).stdout)
       t.match((older.verdicts as Verdict[]).find((v) => v.id === 'CVE-2024-6387'), { status: 'open', source: 'distribution', confidence: 'high' }, 'an older revision: open')
 
-      const redis = JSON.parse((await command('nvd-match.ts', ['--', 'cpe:2.3:a:redis:redis:7.0.15:*:*:*:*:*:*:*', '--json'], env)).stdout)
+      const redis = JSON.parse((await command('nvd-match.ts', ['--', 'cpe:2.3:a:redis:redis:7.0.14:*:*:*:*:*:*:*', '--json'], env)).stdout)
       t.match((redis.verdicts as Verdict[]).find((v) => v.id === 'CVE-2024-31449'), { status: 'open', source: /^(cna|adp)$/, confidence: 'medium' })
+      // 7.0.15 is the upstream version Debian 12 patched in 5:7.0.15-1~deb12u2: without a revision, a lead.
+      const shipped = JSON.parse((await command('nvd-match.ts', ['--', 'cpe:2.3:a:redis:redis:7.0.15:*:*:*:*:*:*:*', '--json'], env)).stdout)
+      t.match((shipped.verdicts as Verdict[]).find((v) => v.id === 'CVE-2024-31449'), { status: 'potential', source: 'distribution', confidence: 'low', confidenceScore: 40 })
 
       const bad = await command('nvd-match.ts', ['--', 'cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*', '--distro', 'arch:x'], env).catch((err: { code: number, stdout: string }) => err)
       t.match(bad, { code: 2, stdout: /--distro must start with debian: or ubuntu:/ }, 'a malformed --distro is a usage error')

@@ -65,7 +65,7 @@ for (const backend of ['memory', 'redis'] as const) {
     })
     const csv = await app.inject({ url: `/vulnerability?cveId=VULNSCAN-REDIS-NOAUTH`, headers: { ...auth, accept: 'text/csv' } })
     t.equal(csv.statusCode, 200)
-    t.match(csv.body, /,remediation,protocol\r\n/, 'the CSV has a remediation column')
+    t.match(csv.body, /,remediation,protocol,confidenceScore\r\n/, 'the CSV has a remediation column')
     t.match(csv.body, /VULNSCAN-REDIS-NOAUTH,critical,.*Set `requirepass`/s)
 
     // A discovery scan runs no checks: it says nothing of the exposure, which stays open.

@@ -103,7 +103,13 @@ test('a patched Debian sshd and this machine\'s Redis, with every source', async
   if (redis === undefined) return t.pass('no Redis on this machine: the CNA case ran on the sshd alone')
   t.equal((await scan(base, 'local-redis', '127.0.0.1', String(redis.port))).status, 'completed')
   const onRedis = await findings(base, 'host=127.0.0.1')
-  if (redis.version.startsWith('7.0.')) {
+  if (redis.version === '7.0.15') {
+    // Debian 12's own redis (5:7.0.15-1~deb12u…) fixed it in deb12u2, and INFO server hides the revision.
+    t.match(onRedis['CVE-2024-31449'], undefined, 'not in the default list: a lead, not an open finding')
+    const leads = await findings(base, 'host=127.0.0.1&status=potential')
+    t.match(leads['CVE-2024-31449'], { status: 'potential', source: 'distribution', confidence: 'low', distribution: { release: 'bookworm', fixedVersion: '5:7.0.15-1~deb12u2' } },
+      'Redis shows no distribution on the wire, but 7.0.15 is the upstream version Debian 12 patched: a lead')
+  } else if (redis.version.startsWith('7.0.')) {
     t.match(onRedis['CVE-2024-31449'], { status: 'open', source: /^(cna|adp)$/, confidence: 'medium', distribution: null },
       'Redis shows no distribution on the wire: the CNA range decides, at medium confidence')
   }

@@ -105,8 +105,8 @@ test('UDP findings through the worker: kept apart from TCP ones on the same port
       t.match(await finding(tcpId), { status: 'reopened', lastScanId: 'udp-closed' })
       t.match(await finding(udpId), { status: 'fixed', lastScanId: 'both' })
       const csv = await app.inject({ url: `/vulnerability?cveId=${CVE}&status=fixed`, headers: { ...auth, accept: 'text/csv' } })
-      t.match(csv.body.split('\r\n')[0], /,remediation,protocol$/, 'the CSV ends with the protocol column')
-      t.match(csv.body.split('\r\n')[1], /,udp$/)
+      t.match(csv.body.split('\r\n')[0], /,remediation,protocol,confidenceScore$/, 'the CSV ends with the protocol and confidenceScore columns')
+      t.match(csv.body.split('\r\n')[1], /,udp,\d+$/, 'then its score')
     })
   }
 })

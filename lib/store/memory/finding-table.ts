@@ -7,6 +7,7 @@
 import { FINDING_STATUSES } from '../../vocabulary'
 import type { Kev } from '../../nvd/types'
 import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus, PackageEvidence } from '../results-types'
+import { scoreOfFinding } from '../../match/confidence'
 import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
 import type { Transport } from '../../scanner/types'
 
@@ -54,6 +55,7 @@ export interface RuleData {
   readonly rule: string
   readonly distribution: DistributionEvidence | null
   readonly confidence: Confidence
+  readonly confidenceScore: number
   readonly confidenceNote: string | null
   readonly requiresPlatform: string[]
   readonly distributionKey: string
@@ -121,6 +123,7 @@ export function toRecord (id: string, f: Finding): FindingRecord {
     observed: d.observed,
     distribution: r.distribution,
     confidence: r.confidence,
+    confidenceScore: r.confidenceScore,
     confidenceNote: r.confidenceNote,
     evidence: p.evidence,
     requiresPlatform: r.requiresPlatform,
@@ -243,6 +246,8 @@ export class FindingTable {
   kev = new Uint8Array(0)
   status = new Uint8Array(0)
   conf = new Uint8Array(0)
+  /** confidenceScore, 0–100. */
+  score = new Uint8Array(0)
   // The id's 12 bytes as three numbers (ties in every order, in the order of the id's text), and the value of each order.
   id0 = new Uint32Array(0)
   id1 = new Uint32Array(0)
@@ -268,6 +273,7 @@ export class FindingTable {
     this.kev = grown(this.kev, Uint8Array)
     this.status = grown(this.status, Uint8Array)
     this.conf = grown(this.conf, Uint8Array)
+    this.score = grown(this.score, Uint8Array)
     this.id0 = grown(this.id0, Uint32Array)
     this.id1 = grown(this.id1, Uint32Array)
     this.id2 = grown(this.id2, Uint32Array)
@@ -399,6 +405,7 @@ export class FindingTable {
     this.status[s] = status
     if (HIDDEN_CODE[status] === 1) this.hidden++
     this.conf[s] = CONFIDENCE_CODE.get(f.detail.rule.confidence) ?? NO_CODE
+    this.score[s] = f.detail.rule.confidenceScore
     this.cvssKey[s] = c.cvss ?? -1
     this.lastSeen[s] = lastMs
     this.firstSeen[s] = firstMs
@@ -472,6 +479,7 @@ export class FindingTable {
 
   ruleOf (nf: NewFinding): RuleData {
     const { criterion, reason, confidence, confidenceNote } = nf
+    const confidenceScore = scoreOfFinding(nf)
     const source = nf.source ?? 'nvd'
     const rule = nf.rule ?? nf.reason
     const distribution = nf.distribution ?? null
@@ -483,7 +491,7 @@ export class FindingTable {
       for (let i = list.length - 1; i >= 0; i--) {
         const v = list[i]
         if (v.criterion === criterion && v.reason === reason && v.source === source && v.confidence === confidence &&
-          v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms) &&
+          v.confidenceScore === confidenceScore && v.confidenceNote === confidenceNote && v.distributionKey === distributionKey && samePlatforms(v.requiresPlatform, platforms) &&
           v.remediation === remediation) return v
       }
     }
@@ -494,6 +502,7 @@ export class FindingTable {
       rule,
       distribution: frozenCopy(distribution),
       confidence,
+      confidenceScore,
       confidenceNote,
       requiresPlatform: platforms.length === 0 ? NO_PLATFORMS : Object.freeze([...platforms]) as string[],
       distributionKey,
@@ -511,7 +520,8 @@ export class FindingTable {
     const n = this.entries.length
     if (this.scratch.length < n) this.scratch = new Uint8Array(this.capacity)
     const mask = this.scratch
-    const { sev, cvss, epss, kev, status, conf } = this
+    const { sev, cvss, epss, kev, status, conf, score } = this
+    const minScore = q.minConfidence ?? -1
     const wantStatus = q.status === undefined ? -1 : statusCode(q.status)
     const wantSev = q.severity === undefined ? -2 : SEVERITY_RANK[q.severity] ?? -3
     const byCvss = q.minCvss !== undefined
@@ -534,6 +544,7 @@ export class FindingTable {
       else if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) ok = 0
       else if (wantConf !== -1 && conf[s] !== wantConf) ok = 0
       else if (source !== undefined && entries[s]!.detail.rule.source !== source) ok = 0
+      else if (score[s] < minScore) ok = 0
       mask[s] = ok
       total += ok
     }
@@ -563,7 +574,8 @@ export class FindingTable {
    * name a posting list whose findings are few, the finding itself).
    */
   filter (q: FindingExportQuery): (slot: number) => boolean {
-    const { sev, cvss, epss, kev, status, conf, entries } = this
+    const { sev, cvss, epss, kev, status, conf, score, entries } = this
+    const minScore = q.minConfidence ?? -1
     const wantStatus = q.status === undefined ? -1 : statusCode(q.status)
     const wantSev = q.severity === undefined ? -2 : SEVERITY_RANK[q.severity] ?? -3
     const minCvss = q.minCvss
@@ -580,6 +592,7 @@ export class FindingTable {
       if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) return false
       if (wantConf !== -1 && conf[s] !== wantConf) return false
       if (q.source !== undefined && entries[s]!.detail.rule.source !== q.source) return false
+      if (score[s] < minScore) return false
       if (cveId !== undefined && entries[s]!.detail.cve.cveId !== cveId) return false
       if (host !== undefined && entries[s]!.address !== host) return false
       return true

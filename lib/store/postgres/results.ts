@@ -150,7 +150,7 @@ function hostParams (hosts: readonly HostRecord[]): unknown[] {
 }
 
 function findingParams (findings: readonly FindingRecord[], texts?: readonly string[]): unknown[] {
-  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], [], []]
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], [], [], []]
   for (const f of findings) {
     cols[0].push(f.id)
     cols[1].push(f.address)
@@ -166,6 +166,7 @@ function findingParams (findings: readonly FindingRecord[], texts?: readonly str
     cols[11].push(findingSortValue(f, 'lastSeen'))
     cols[12].push(findingSortValue(f, 'risk'))
     cols[13].push(findingSortValue(f, 'severity'))
+    cols[14].push(f.confidenceScore)
   }
   return [...cols, recordLines(findings, texts)]
 }
@@ -184,14 +185,15 @@ ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms =
   services = EXCLUDED.services, products = EXCLUDED.products, tags = EXCLUDED.tags, record = EXCLUDED.record`
 
 const UPSERT_FINDINGS = `
-INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record)
-SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record::json
+INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record)
+SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record::json
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
-  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], string_to_array($15::text, E'\n'))
-  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, record)
+  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::smallint[], string_to_array($16::text, E'\n'))
+  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record)
 ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.severity, cvss = EXCLUDED.cvss,
   cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
   first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, severity_risk = EXCLUDED.severity_risk,
+  confidence_score = EXCLUDED.confidence_score,
   record = EXCLUDED.record`
 
 const APPLY_COUNTS = `
@@ -818,6 +820,7 @@ export class PostgresResultsStore implements ResultsStore {
     where.push(...this.countedWhere(query, p))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
     if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
+    if (query.minConfidence !== undefined) where.push(`confidence_score >= ${p.add(query.minConfidence)}`)
     if (query.tag !== undefined) {
       where.push(group === 'walk'
         ? `EXISTS (SELECT 1 FROM hosts h WHERE h.address = findings.address AND h.tags @> ARRAY[${p.add(query.tag)}::text])`
@@ -848,7 +851,8 @@ export class PostgresResultsStore implements ResultsStore {
   /** The one group whose counts answer the query's total: a scan's or a tag's, with counted filters only beside it. */
   private countedGroup (query: FindingExportQuery): string | null {
     if (scoped(query)) return null
-    if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined || query.source !== undefined) return null
+    // The counts know nothing of scores or deciding sources either.
+    if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined || query.source !== undefined || query.minConfidence !== undefined) return null
     if (query.scanId !== undefined) return query.tag === undefined ? scanGroup(query.scanId) : null
     return query.tag === undefined ? null : tagGroup(query.tag)
   }
@@ -873,11 +877,11 @@ export class PostgresResultsStore implements ResultsStore {
     // The counts tables know nothing of hosts, CVEs or scopes: those filters are counted row by row.
     if (scoped(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
-      query.confidence === undefined && query.minCvss === undefined && query.tag === undefined && query.source === undefined) {
+      query.confidence === undefined && query.minCvss === undefined && query.tag === undefined && query.source === undefined && query.minConfidence === undefined) {
       return await this.countByEpss(query, query.minEpss)
     }
     if (query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.minEpss === undefined && query.tag === undefined &&
-      query.source === undefined) {
+      query.source === undefined && query.minConfidence === undefined) {
       const p = new Params()
       const where = this.countedWhere(query, p)
       const r = await this.pool.query<{ n: string | null }>(`SELECT sum(n) AS n FROM finding_counts WHERE ${where.join(' AND ')}`, p.values)

@@ -58,12 +58,22 @@ test('a banner with the family only keeps the upstream verdict at medium confide
   t.match(v['CVE-2024-6387'].confidenceNote, /may have backported the fix/)
 })
 
-test('CNA-only data: Redis 7.0.15 is reported for CVE-2024-31449, 7.2.6 is not', async (t) => {
+test('CNA-only data: Redis 7.0.14 is reported for CVE-2024-31449, 7.2.6 is not', async (t) => {
   const deps = await setup()
-  const v = byId((await matchService(service('Redis', '7.0.15'), deps)).verdicts)
+  const v = byId((await matchService(service('Redis', '7.0.14'), deps)).verdicts)
   t.match(v['CVE-2024-31449'], { observed: 'open', source: /^(cna|adp)$/, confidence: 'medium', rule: /7\.2\.6/ })
+  t.ok(v['CVE-2024-31449'].confidenceScore === 70 || v['CVE-2024-31449'].confidenceScore === 75, 'a CNA range (70) or CISA ADP CPE range (75)')
   t.notOk(byId((await matchService(service('Redis', '7.2.6'), deps)).verdicts)['CVE-2024-31449'], 'just outside the bound')
   t.ok(byId((await matchService(service('Redis', '7.2.5'), deps)).verdicts)['CVE-2024-31449'], 'just inside it')
+})
+
+test('an upstream version a tracked release packaged and patched by revision is a lead, not an open finding', async (t) => {
+  const deps = await setup()
+  // Debian bookworm ships redis 5:7.0.15-1~deb12u… and fixed CVE-2024-31449 in 5:7.0.15-1~deb12u2: a banner with
+  // no distribution sign showing 7.0.15 is most likely that package, whose revision the banner hides.
+  const v = byId((await matchService(service('Redis', '7.0.15'), deps, { now: new Date('2026-01-01T00:00:00Z') })).verdicts)
+  t.match(v['CVE-2024-31449'], { observed: 'potential', source: 'distribution', confidence: 'low', confidenceScore: 40, distribution: { release: 'bookworm', fixedVersion: '5:7.0.15-1~deb12u2', packageVersion: null } })
+  t.match(v['CVE-2024-31449'].confidenceNote, /revision the banner hides/)
 })
 
 test('an alias the NVD cannot supply hides nothing the others match', async (t) => {

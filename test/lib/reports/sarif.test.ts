@@ -70,6 +70,13 @@ test('the SARIF report is valid SARIF 2.1.0 and says what viewers show', async (
   t.equal(mqtt?.level, 'warning', 'no score yet: a warning')
   const accepted = run.results.find((r) => r.ruleId === 'CVE-2022-0543')
   t.match(accepted?.properties, { status: 'accepted', comment: 'isolated test box', source: 'nvd' }, 'the decision rides along')
+  for (const r of run.results) {
+    const score = r.properties.confidenceScore as number
+    t.ok(Number.isInteger(score) && score >= 0 && score <= 100, `${r.ruleId}: the confidence score in the properties`)
+    t.equal((r as unknown as { rank: number }).rank, score, `${r.ruleId}: and as SARIF's rank`)
+  }
+  const sure = JSON.parse(await text(sarifReport({ scan, results: app.results, filters: { minConfidence: 80 }, generatedAt: new Date(T0 + 70_000).toISOString() }))) as Log
+  t.ok(sure.runs[0].results.length < run.results.length && sure.runs[0].results.every((r) => (r.properties.confidenceScore as number) >= 80), 'a report filtered by minConfidence holds only the sure ones')
 
   const rule = (id: string) => run.tool.driver.rules.find((r) => r.id === id)
   t.equal(rule('CVE-2024-6387')?.helpUri, 'https://nvd.nist.gov/vuln/detail/CVE-2024-6387', 'help links to the NVD page')
@@ -87,7 +94,7 @@ test('levels and remediation', async (t) => {
   t.same(upperBound('cna: redis/redis ">= 7.0.0, < 7.2.6" (semver)'), { version: '7.2.6', inclusive: false })
   t.equal(upperBound('cpe:2.3:a:vendor:product:1.0:*:*:*:*:*:*:*'), null)
   const base = finding('192.0.2.1', 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')
-  const record = { ...base, id: 'x', protocol: 'tcp' as const, firstSeen: '', lastSeen: '', lastScanId: 's', status: 'open' as const, fixedAt: null, comment: null, decidedBy: null, decidedAt: null }
+  const record = { ...base, id: 'x', protocol: 'tcp' as const, firstSeen: '', lastSeen: '', lastScanId: 's', status: 'open' as const, confidenceScore: 80, fixedAt: null, comment: null, decidedBy: null, decidedAt: null }
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:* >= 8.5, < 9.8', rule: 'nvd: …' }), 'Upgrade OpenSSH to 9.8 or later (the first fixed version).')
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:* <= 9.7', rule: 'nvd: …' }), 'Upgrade OpenSSH beyond 9.7 (the last affected version).')
   t.equal(remediation({ ...record, criterion: 'cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:*', rule: 'nvd: exact' }), 'No fixed version known.')

@@ -593,3 +593,29 @@ test('the host counts migration counts the hosts a database already holds', asyn
   const kept = (await db?.query(`SELECT facet, value, severity_score, has_findings, n FROM "${schema}".host_counts ORDER BY 1, 2, 3, 4`))?.rows
   t.same((await old.query(HOST_COUNTS)).rows, kept, 'the counts the writes keep')
 })
+
+test('the confidence score migration scores the findings a database already holds, as the store would write them', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: PostgreSQL or Redis does not answer')
+  const { store, schema } = await open(t, 'redis')
+  const a = '10.9.0.1'
+  await store.recordHost(write({
+    address: a, at: T0, services: [SSH, REDIS],
+    findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1', 'medium'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5', 'high')]
+  }))
+  const legacy = uniqueSchema('confscoremig')
+  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
+  await old.connect()
+  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
+  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1768500000000_finding_confidence_score.sql').length
+  const { runner } = await import('node-pg-migrate')
+  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  // The rows as the store wrote them before the score: without the column, and without the field in the record.
+  const columns = 'id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk'
+  await old.query(`INSERT INTO findings (${columns}, record) SELECT ${columns}, regexp_replace(record::text, '"confidenceScore":[0-9]+,', '')::json FROM "${schema}".findings`)
+  t.equal((await old.query("SELECT count(*)::int AS n FROM findings WHERE record->>'confidenceScore' IS NULL")).rows[0].n, 2)
+  t.ok((await migrateResults(old, legacy)).includes('1768500000000_finding_confidence_score'))
+  const now = await old.query<{ cve_id: string, confidence_score: number, text: string }>('SELECT cve_id, confidence_score, record::text AS text FROM findings ORDER BY cve_id')
+  const written = await old.query<{ text: string }>(`SELECT record::text AS text FROM "${schema}".findings ORDER BY cve_id`)
+  t.same(now.rows.map((r) => [r.cve_id, r.confidence_score]), [['CVE-2022-0543', 80], ['CVE-2024-6387', 50]], 'the column from the label')
+  t.same(now.rows.map((r) => r.text), written.rows.map((r) => r.text), 'and the record\'s text exactly as the store writes it now')
+})

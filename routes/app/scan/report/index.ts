@@ -110,7 +110,7 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const { format: asked, tag, minSeverity, source } = request.query
+    const { format: asked, tag, minSeverity, source, minConfidence } = request.query
     let format: ReportFormat | undefined = asked
     if (format === undefined) {
       const type = request.accepts().type([...BY_MEDIA.keys()])
@@ -124,7 +124,7 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
     const src: ReportSource = {
       scan,
       results: fastify.results,
-      filters: { ...(tag !== undefined ? { tag } : {}), ...(minSeverity !== undefined ? { minSeverity } : {}), ...(source !== undefined ? { source } : {}) },
+      filters: { ...(tag !== undefined ? { tag } : {}), ...(minSeverity !== undefined ? { minSeverity } : {}), ...(source !== undefined ? { source } : {}), ...(minConfidence !== undefined ? { minConfidence } : {}) },
       scope: fastify.owned.scope(request),
       generatedAt: new Date().toISOString()
     }
