@@ -93,29 +93,50 @@ export interface OutageLogger {
 /**
  * One line when a dependency becomes unreachable and one when it answers again, per process: an outage of
  * seconds used to log a line per connection and reconnect attempt (hundreds), which hid what mattered.
+ *
+ * An outage ends only once the dependency has answered for `settleMs` without a failure in between: a database
+ * whose backends are terminated every few milliseconds answers one query and fails the next, and each such
+ * flap used to be an outage of its own (87 lines in one worker for 10 s of terminations). The failures inside
+ * one outage are counted and told with its end.
  */
 export class OutageLog {
-  private readonly since = new Map<Dependency, number>()
+  private readonly open = new Map<Dependency, { since: number, failures: number, settling?: NodeJS.Timeout, answeredAt?: number }>()
 
-  constructor (private readonly log: OutageLogger) {}
+  constructor (private readonly log: OutageLogger, private readonly settleMs = 2000) {}
 
   down (dependency: Dependency, err: unknown): void {
-    if (this.since.has(dependency)) return
-    this.since.set(dependency, Date.now())
+    const outage = this.open.get(dependency)
+    if (outage !== undefined) {
+      // A failure while it was settling: the same outage goes on.
+      outage.failures++
+      if (outage.settling !== undefined) clearTimeout(outage.settling)
+      outage.settling = undefined
+      return
+    }
+    this.open.set(dependency, { since: Date.now(), failures: 1 })
     this.log.warn({ dependency, reason: outageReason(err) }, `${dependency} unavailable`)
   }
 
   up (dependency: Dependency): void {
-    const at = this.since.get(dependency)
-    if (at === undefined) return
-    this.since.delete(dependency)
-    const entry = { dependency, downMs: Date.now() - at }
+    const outage = this.open.get(dependency)
+    if (outage === undefined || outage.settling !== undefined) return
+    outage.answeredAt = Date.now()
+    if (this.settleMs <= 0) return this.ended(dependency)
+    outage.settling = setTimeout(() => this.ended(dependency), this.settleMs)
+    outage.settling.unref()
+  }
+
+  private ended (dependency: Dependency): void {
+    const outage = this.open.get(dependency)
+    if (outage === undefined) return
+    this.open.delete(dependency)
+    const entry = { dependency, downMs: (outage.answeredAt ?? Date.now()) - outage.since, failures: outage.failures }
     if (this.log.info !== undefined) this.log.info(entry, `${dependency} available again`)
     else this.log.warn(entry, `${dependency} available again`)
   }
 
   isDown (dependency: Dependency): boolean {
-    return this.since.has(dependency)
+    return this.open.has(dependency)
   }
 }
 

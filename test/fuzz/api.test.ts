@@ -33,7 +33,9 @@ const checker = new ResponseChecker(doc)
 const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook', 'createCredential']
 const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook', 'deleteCredential']
 const rank = (id: string): number => ORDER.includes(id) ? -2 : LAST.indexOf(id)
-const ops = operations(doc).sort((a, b) => rank(a.id) - rank(b.id))
+// FUZZ_OPS=createScan,retryWebhookDelivery explores some operations alone (a failure names its operation).
+const ONLY = process.env.FUZZ_OPS?.split(',').filter((id) => id !== '')
+const ops = operations(doc).filter((op) => ONLY === undefined || ONLY.length === 0 || ONLY.includes(op.id)).sort((a, b) => rank(a.id) - rank(b.id))
 
 /** Every address outside 127.0.0.0/8 (an IPv4-mapped one is read as its IPv4 address). */
 const NOT_LOOPBACK = '0.0.0.0/2,64.0.0.0/3,96.0.0.0/4,112.0.0.0/5,120.0.0.0/6,124.0.0.0/7,126.0.0.0/8,128.0.0.0/1,::/0'
@@ -76,6 +78,12 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
   const hookHost = loopbackAddress()
   const webhook = await app.inject({ method: 'POST', url: '/admin/webhook', headers: auth, payload: { url: `http://${hookHost}:${await freePort(hookHost)}/hook`, events: ['scan.completed'] } })
   if (webhook.statusCode !== 201) throw new Error(`seeding a webhook: ${webhook.statusCode} ${webhook.body}`)
+  const webhookId = (webhook.json() as { id: string }).id
+  // A delivery that failed for good, so that valid retries (POST …/deliveries/{delivery}/retry) reach the handler.
+  await app.store.keepFailedDelivery({
+    webhookId, eventId: 'seed-failed-delivery', event: 'scan.completed', body: '{"event":"scan.completed"}',
+    failedAt: new Date(T0).toISOString(), attempts: 5, statusCode: 503, error: 'the receiver answered 503'
+  })
   const credential = await app.inject({ method: 'POST', url: '/admin/credentials', headers: auth, payload: { name: 'seed-credential', type: 'ssh', username: 'vulnscan', password: 'seed-password' } })
   if (credential.statusCode !== 201) throw new Error(`seeding a credential: ${credential.statusCode} ${credential.body}`)
   return {
@@ -88,7 +96,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
         diffId: [...scanIds, 'seed-done'],
         keyId: [keyId],
         scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
-        webhookId: [(webhook.json() as { id: string }).id, 'no-such-webhook'],
+        webhookId: [webhookId, 'no-such-webhook'],
+        delivery: ['seed-failed-delivery', 'no-such-delivery'],
         credentialId: [(credential.json() as { id: string }).id, 'seed-credential', 'no-such-credential'],
         findingId: [findingId(hosts[0], 22, 'CVE-2024-6387'), findingId(hosts[1], 6379, 'CVE-2022-0543')],
         address: [...hosts, '127.0.0.99'],
@@ -112,7 +121,7 @@ function poolsFor (op: Operation, world: World): Pools {
       : op.path.startsWith('/app/schedule')
         ? p.scheduleId
         : op.path.startsWith('/admin/webhook') ? p.webhookId : op.path.startsWith('/admin/credentials') ? p.credentialId : op.id === 'diffScan' ? p.diffId : p.id
-  return { params: { id, address: p.address, cveId: p.cveId }, bodyIds: TRICKY_IDS }
+  return { params: { id, address: p.address, cveId: p.cveId, delivery: p.delivery }, bodyIds: TRICKY_IDS }
 }
 
 async function send (world: World, op: Operation, r: FuzzRequest): Promise<LightMyRequestResponse> {
@@ -300,7 +309,7 @@ test('every operation in openapi.yaml answers every generated request as the doc
 
 test('the checks catch what the fuzz looks for', async (t) => {
   const op = (id: string): Operation => {
-    const found = ops.find((o) => o.id === id)
+    const found = operations(doc).find((o) => o.id === id)
     if (found === undefined) throw new Error(`no operation ${id} in the document`)
     return found
   }
