@@ -8,9 +8,8 @@ import { loadConfig } from './lib/config'
 import { backendKind, openBackends } from './lib/backends'
 import { nvdServiceFor } from './lib/nvd/service'
 import { startExploitRefresher } from './lib/exploit/refresh'
-import { createScanRunner, startSweeper, type ScanJobData } from './lib/worker/runner'
-import { createScheduleRunner, syncScheduleTimer } from './lib/schedules'
-import { createDeliveryHandler, createNotifier, startOutboxRelay } from './lib/webhooks/events'
+import { startWorkers } from './lib/worker/start'
+import { createNotifier } from './lib/webhooks/events'
 import { webhookPolicy } from './lib/webhooks/policy'
 import { secretBoxFor } from './lib/secrets'
 import { CredentialVault } from './lib/credentials/vault'
@@ -38,28 +37,19 @@ async function main (): Promise<void> {
   const nvd = nvdServiceFor(config, cve, { info: (msg) => log.info(msg), warn: (msg) => log.warn(msg) })
   const notifier = createNotifier({ store, results, deliveries: backends.deliveries, log })
   const credentialed = credentialedScanning({ vault, store, limits: sshLimitsOf(config), sessions: config.SSH_SESSIONS })
-  const runner = createScanRunner({ store, results, queue, nvd, sources, config, log, attempts: queue.attempts, notifier, credentialed })
+  const workers = await startWorkers({
+    config, store, results, queue, scheduler: backends.scheduler, deliveries: backends.deliveries, nvd, sources, notifier,
+    policy: webhookPolicy(config), credentialed, log: (component) => log.child({ component })
+  })
   // Findings take in a newer KEV or EPSS import; the processes on one Redis share the check's stamp.
   const refresher = startExploitRefresher({ sources, results, nvd: cve, intervalMs: config.EXPLOIT_REFRESH * 1000, log })
-  await queue.process<ScanJobData>((job, signal) => runner.handle(job, signal), {
-    concurrency: config.WORKER_CONCURRENCY,
-    lockDurationMs: config.QUEUE_LOCK_MS,
-    onFinalFailure: runner.onFinalFailure
-  })
-  // Schedules edited while no process ran them are made good; then this worker takes its share of due times.
-  await syncScheduleTimer(store, backends.scheduler)
-  await backends.scheduler.process(createScheduleRunner({ store, queue, timer: backends.scheduler, log }))
-  await backends.deliveries.process(createDeliveryHandler({ store, policy: webhookPolicy(config), timeoutMs: config.WEBHOOK_TIMEOUT_MS, log }))
-  const stopSweeper = startSweeper(runner, config, log)
-  const stopRelay = startOutboxRelay(notifier, log)
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
     if (err) log.error({ err }, 'worker shutting down after an error')
     else log.info({ signal }, 'worker shutting down')
     refresher.close()
-    stopSweeper()
-    stopRelay()
+    workers.stop()
     await backends.close()
   })
 }
