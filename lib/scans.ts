@@ -3,7 +3,8 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { Target, TemplateName } from './scanner/types'
 import { countHosts, parseScope, scopeError, validateTarget, type Scope } from './scanner/targets'
 import { parsePortList } from './scanner/ports'
-import type { ScanRecord } from './store/types'
+import type { ScanRecord, Store } from './store/types'
+import type { ScanQueue } from './queue/types'
 import { DEFAULT_PRIORITY, DEFAULT_TEMPLATE } from './vocabulary'
 import { tagSet } from './tags'
 
@@ -97,4 +98,45 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     progress: { hostsTotal: 0, hostsDone: 0, portsTotal: 0, portsDone: 0, percent: 0 },
     createdBy
   }
+}
+
+/** A scan the store holds but the queue did not take: the sweep queues it later; the caller says so or retries. */
+export class ScanNotQueuedError extends Error {
+  override readonly name = 'ScanNotQueuedError'
+  constructor (readonly scanId: string, override readonly cause: unknown) {
+    super(`scan ${scanId} is stored but could not be queued`)
+  }
+}
+
+export interface Submitted {
+  /** created: a new scan; resubmitted: the same request again (nothing new, the queue add made good); taken: the id is another request's. */
+  outcome: 'created' | 'resubmitted' | 'taken'
+  scan: ScanRecord
+  /** The record this request would have stored (its requestHash tells a re-post from another request). */
+  record: ScanRecord
+}
+
+/**
+ * Submitting a scan, for the API and for schedules alike: the record stored, then the job queued. A re-post of
+ * the same request (same id, and `sameRequest` says so) queues again, which makes good an add that failed before
+ * and is a no-op after one that succeeded; an id taken by another request queues nothing. Validation (schema,
+ * scope, key scope, credentials) is the caller's, before this.
+ */
+export async function submitScan (
+  deps: { store: Pick<Store, 'createScan'>, queue: Pick<ScanQueue, 'add'> },
+  req: ScanRequestInput,
+  by: { owner: string, keyScope?: readonly string[], scheduleId?: string },
+  sameRequest: (existing: ScanRecord, record: ScanRecord) => boolean
+): Promise<Submitted> {
+  const record = newScanRecord(req, by.owner)
+  if (by.scheduleId !== undefined) record.scheduleId = by.scheduleId
+  if (by.keyScope !== undefined && by.keyScope.length > 0) record.keyScope = [...by.keyScope]
+  const { created, scan } = await deps.store.createScan(record)
+  if (!created && !sameRequest(scan, record)) return { outcome: 'taken', scan, record }
+  try {
+    await deps.queue.add(scan.id, { scanId: scan.id }, scan.priority)
+  } catch (err) {
+    throw new ScanNotQueuedError(scan.id, err)
+  }
+  return { outcome: created ? 'created' : 'resubmitted', scan, record }
 }

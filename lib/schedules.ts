@@ -4,7 +4,7 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
 import type { ScanQueue, ScheduleTimer } from './queue/types'
 import type { ScheduledScan, ScheduleRecord, Store } from './store/types'
-import { newScanRecord } from './scans'
+import { ScanNotQueuedError, submitScan } from './scans'
 import { nextRunAfter } from './schedules-cron'
 import { DEFAULT_PRIORITY } from './vocabulary'
 import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID } from './access'
@@ -142,20 +142,18 @@ export function createScheduleRunner (deps: { store: Store, queue: ScanQueue, ti
         return
     }
     const s = claim.schedule
-    const record = newScanRecord({
+    const submitted = await submitScan({ store, queue }, {
       id: scanId, targets: s.scan.targets, options: s.scan.options, priority: s.scan.priority ?? DEFAULT_PRIORITY, tags: s.scan.tags, targetTags: s.scan.targetTags
-    }, s.createdBy)
-    record.scheduleId = s.id
-    if (scope.length > 0) record.keyScope = scope
-    const { created, scan } = await store.createScan(record)
+    }, { owner: s.createdBy, keyScope: scope, scheduleId: s.id },
     // The id is reserved and keyed, so no client could have taken it; a scan that is not this run's is never adopted.
-    if (!created && (scan.scheduleId !== s.id || scan.createdBy !== s.createdBy)) {
-      log.warn({ scheduleId, scanId, createdBy: scan.createdBy }, 'scheduled run refused: its scan id is taken by a scan that is not this run\'s')
+    // Also on a retried claim: an add that failed before is made good, one that succeeded is a no-op.
+    (existing) => existing.scheduleId === s.id && existing.createdBy === s.createdBy
+    ).catch((err) => { throw err instanceof ScanNotQueuedError ? err.cause : err })
+    if (submitted.outcome === 'taken') {
+      log.warn({ scheduleId, scanId, createdBy: submitted.scan.createdBy }, 'scheduled run refused: its scan id is taken by a scan that is not this run\'s')
       return
     }
-    // Also on a retried claim: an add that failed before is made good, one that succeeded is a no-op.
-    await queue.add(scanId, { scanId }, record.priority)
-    if (created) log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
+    if (submitted.outcome === 'created') log.info({ scheduleId, scanId, dueAt: dueAt.toISOString() }, 'scheduled scan started')
   }
 
   /** Keep the next due time after `dueAt` with the schedule, so that reads never compute it. */

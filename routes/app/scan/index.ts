@@ -7,7 +7,7 @@ import { isTerminal, type ScanRecord, type ScanStatus } from '../../../lib/store
 import { scanView } from '../../../lib/ownership'
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import { newScanRecord, scanLimits, scanRequestProblem } from '../../../lib/scans'
+import { ScanNotQueuedError, scanLimits, scanRequestProblem, submitScan } from '../../../lib/scans'
 import { isReservedScanId, RESERVED_SCAN_ID_PREFIX } from '../../../lib/schedules'
 import { keyScopeProblem } from '../../../lib/access'
 import type { ScanJobData } from '../../../lib/worker/runner'
@@ -68,22 +68,21 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
       throw err
     })
     const body = credentials === undefined ? request.body : { ...request.body, options: { ...request.body.options, credentials } }
-    const record = newScanRecord(body, owner)
-    if (keyScope.length > 0) record.keyScope = [...keyScope]
-    const { created, scan } = await fastify.store.createScan(record)
+    const submitted = await submitScan({ store: fastify.store, queue: fastify.scanQueue }, body, { owner, keyScope },
+      // A re-post is the same request from the same key; an id another key took is taken, whatever the body.
+      (existing, record) => existing.requestHash === record.requestHash && existing.createdBy === owner
+    ).catch((err) => {
+      if (!(err instanceof ScanNotQueuedError)) throw err
+      request.auditTarget = err.scanId
+      request.log.warn({ error: describeError(err.cause), scanId: err.scanId }, 'could not enqueue scan: the sweep queues it later')
+      throw new QueueUnavailableError()
+    })
+    const { scan, record } = submitted
     request.auditTarget = scan.id
-    // A re-post is the same request from the same key; an id another key took is taken, whatever the body.
-    if (!created && (scan.requestHash !== record.requestHash || scan.createdBy !== owner)) {
+    if (submitted.outcome === 'taken') {
       throw new ConflictError(`A scan with id '${record.id}' already exists${scan.createdBy === owner ? ' with a different request' : ''}`)
     }
-    try {
-      // Also on a re-post: an add that failed before is made good, and an add that succeeded is a no-op.
-      await fastify.scanQueue.add<ScanJobData>(scan.id, { scanId: scan.id }, scan.priority)
-    } catch (err) {
-      request.log.warn({ error: describeError(err), scanId: scan.id }, 'could not enqueue scan: the sweep queues it later')
-      throw new QueueUnavailableError()
-    }
-    if (created) request.log.info({ scanId: scan.id, priority: scan.priority, template: scan.template }, 'scan queued')
+    if (submitted.outcome === 'created') request.log.info({ scanId: scan.id, priority: scan.priority, template: scan.template }, 'scan queued')
     return { status: 'Message sent successfully' as const, id: scan.id }
   })
 
