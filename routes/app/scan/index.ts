@@ -2,27 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { describeError } from '../../../lib/outage'
 import { errors, paging, ref, reply } from '../../../schemas/common'
 import { PageScanSchema, ScanAckSchema, ScanIdParamsSchema, ScanListQuerySchema, ScanRequestSchema, ScanSchema } from '../../../schemas/scan'
-import { BadRequestError, ConflictError, CredentialError, CredentialScopeError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError, TooManyStreamsError } from '../../../lib/errors'
-import { isTerminal, type ScanRecord, type ScanStatus } from '../../../lib/store/types'
+import { BadRequestError, ConflictError, CredentialError, CredentialScopeError, KeyScopeError, NotFoundError, QueueUnavailableError, ScopeError, TargetError } from '../../../lib/errors'
 import { scanView } from '../../../lib/ownership'
-import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { ScanNotQueuedError, scanLimits, scanRequestProblem, submitScan } from '../../../lib/scans'
 import { isReservedScanId, RESERVED_SCAN_ID_PREFIX } from '../../../lib/schedules'
 import { keyScopeProblem } from '../../../lib/access'
-import type { ScanJobData } from '../../../lib/worker/runner'
 import { tagSet } from '../../../lib/tags'
 import { CredentialInputError } from '../../../lib/credentials/vault'
 
-// Followed scans are also re-read this often, in case a change notice was lost (a Redis reconnect).
-const SSE_RESYNC_MS = 10_000
-
 const scans: FastifyPluginAsyncTypebox = async (fastify) => {
   const limits = scanLimits(fastify.config)
-  // Open event streams end when the server closes, instead of holding the close up.
-  const streams = new Set<() => void>()
-  fastify.addHook('preClose', async () => { for (const end of streams) end() })
-
   /**
    * A scan with nothing but targetTags that name no host now would fail as soon as it is planned: said at once.
    * A re-post of a scan that exists already is the same request whatever the hosts' tags are now.
@@ -141,63 +131,6 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     return scanView(fastify.owned.actor(request), r.scan)
   })
 
-  // Streams per key and in all, in this process. One reader per followed scan: a change is read from the store
-  // once and sent to every stream on that scan.
-  const perKey = new Map<string, number>()
-  let open = 0
-  const followers = new Map<string, Follow>()
-  const heartbeatMs = Math.min(15_000, Math.floor(fastify.config.HTTP_IDLE_TIMEOUT_MS / 2))
-  // The hijacked stream bypasses the response serializer, so the Scan schema is applied here: it is the
-  // allow-list that keeps internal fields (request hash, creator key id, batch count) off the wire. Compiled
-  // by the first stream's reply (the route's serializer compiler), then shared.
-  let serializeScan: ((scan: Record<string, unknown>) => string) | undefined
-
-  interface Follow {
-    streams: Set<(event: ScanEvent) => void>
-    unsubscribe: () => void
-    reading: boolean
-    again: boolean
-    last: ScanEvent | null
-    timer: NodeJS.Timeout
-  }
-
-  const read = (id: string, f: Follow): void => {
-    if (f.reading) { f.again = true; return }
-    f.reading = true
-    fastify.store.getScan(id).then((scan) => {
-      if (scan === null) return
-      const event = scanEvent(serialize(scan), scan)
-      if (f.last !== null && f.last.id === event.id) return
-      f.last = event
-      for (const s of f.streams) s(event)
-    }).catch((err) => fastify.log.debug({ error: describeError(err), scanId: id }, 'scan stream read failed')).finally(() => {
-      f.reading = false
-      if (f.again) { f.again = false; read(id, f) }
-    })
-  }
-
-  const serialize = (scan: unknown): string => (serializeScan as (s: Record<string, unknown>) => string)(scan as Record<string, unknown>)
-
-  const follow = (id: string, stream: (event: ScanEvent) => void): () => void => {
-    let f = followers.get(id)
-    if (f === undefined) {
-      const created: Follow = { streams: new Set(), unsubscribe: () => {}, reading: false, again: false, last: null, timer: setInterval(() => read(id, created), SSE_RESYNC_MS) }
-      created.unsubscribe = fastify.backends.scanEvents.subscribe(id, () => read(id, created))
-      f = created
-      followers.set(id, f)
-    }
-    f.streams.add(stream)
-    const mine = f
-    return () => {
-      mine.streams.delete(stream)
-      if (mine.streams.size === 0) {
-        mine.unsubscribe()
-        clearInterval(mine.timer)
-        followers.delete(id)
-      }
-    }
-  }
-
   fastify.get('/:id/events', {
     schema: {
       operationId: 'streamScanEvents',
@@ -216,66 +149,11 @@ const scans: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const who = request.principal?.id ?? 'unknown'
-    if (open >= fastify.config.SSE_MAX_STREAMS) throw new TooManyStreamsError(`This instance already serves ${open} event streams, the most it allows`)
-    if ((perKey.get(who) ?? 0) >= fastify.config.SSE_MAX_STREAMS_PER_KEY) {
-      throw new TooManyStreamsError(`This key already has ${fastify.config.SSE_MAX_STREAMS_PER_KEY} event streams open, the most it may`)
-    }
+    fastify.scanStreams.admit(request.principal?.id ?? 'unknown')
     const first = await fastify.owned.read(request, 'scan', id)
     const actor = fastify.owned.actor(request)
-    serializeScan ??= reply.compileSerializationSchema(ScanSchema) as (scan: Record<string, unknown>) => string
-    open++
-    perKey.set(who, (perKey.get(who) ?? 0) + 1)
-    reply.hijack()
-    const res = reply.raw
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no'
-    })
-    let closed = false
-    let lastSent = request.headers['last-event-id'] ?? ''
-    // Streams of several keys share one reader: what a scoped key may not read is taken out of its own copy.
-    const own = (event: ScanEvent): ScanEvent => {
-      const view = scanView(actor, event.scan)
-      return view === event.scan ? event : scanEvent(serialize(view), view)
-    }
-    const send = (shared: ScanEvent): void => {
-      const event = own(shared)
-      if (closed || event.id === lastSent) return
-      lastSent = event.id
-      res.write(`event: ${event.terminal ? 'end' : 'progress'}\nid: ${event.id}\ndata: ${event.json}\n\n`)
-      if (event.terminal) finish()
-    }
-    const heartbeat = setInterval(() => { if (!closed) res.write(': keep-alive\n\n') }, heartbeatMs)
-    const unfollow = follow(id, send)
-    const finish = (): void => {
-      if (closed) return
-      closed = true
-      clearInterval(heartbeat)
-      unfollow()
-      open--
-      const left = (perKey.get(who) ?? 1) - 1
-      if (left === 0) perKey.delete(who)
-      else perKey.set(who, left)
-      streams.delete(finish)
-      res.end()
-    }
-    request.raw.on('close', finish)
-    streams.add(finish)
-    const event = own(scanEvent(serialize(first), first))
-    // A terminal scan always ends the stream, even for a client that saw its end event before.
-    if (event.terminal && event.id === lastSent) lastSent = ''
-    send(event)
+    fastify.scanStreams.serve(request, reply, first, (scan) => scanView(actor, scan))
   })
-}
-
-interface ScanEvent { id: string, json: string, terminal: boolean, scan: ScanRecord }
-
-/** An event for one state of a scan; its id is derived from the state, so a reconnecting client is not sent the state it has. */
-function scanEvent (json: string, scan: ScanRecord): ScanEvent {
-  return { id: createHash('sha256').update(json).digest('base64url').slice(0, 22), json, terminal: isTerminal(scan.status), scan }
 }
 
 export default scans
