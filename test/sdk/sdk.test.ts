@@ -198,6 +198,36 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.GET('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 404)
     })
 
+    t.test('webhooks: a delivery that failed for good is sent again', async (t) => {
+      const rx = await startReceiver([204])
+      t.teardown(() => rx.close())
+      const id = (await admin.POST('/admin/webhook', { body: { url: rx.url, events: ['scan.completed'] } })).data!.id
+      await app.store.keepFailedDelivery({
+        webhookId: id, eventId: 'sdk-failed-delivery', event: 'scan.completed', body: '{"event":"scan.completed"}',
+        failedAt: new Date().toISOString(), attempts: 5, statusCode: 503, error: 'the receiver answered 503'
+      })
+      t.equal((await admin.GET('/admin/webhook/{id}/deliveries', { params: { path: { id }, query: { failed: true } } })).data?.total, 1, 'listed as failed')
+      const again = await admin.POST('/admin/webhook/{id}/deliveries/{delivery}/retry', { params: { path: { id, delivery: 'sdk-failed-delivery' } } })
+      t.match(again.data, { status: 'queued', delivery: 'sdk-failed-delivery', event: 'scan.completed' })
+      t.equal((await admin.POST('/admin/webhook/{id}/deliveries/{delivery}/retry', { params: { path: { id, delivery: 'no-such-delivery' } } })).response.status, 404)
+      t.equal((await admin.DELETE('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 204)
+    })
+
+    t.test('credentials: store, list, read without the secret, rotate, re-seal, delete', async (t) => {
+      const created = await admin.POST('/admin/credentials', { body: { name: 'sdk-credential', type: 'ssh', username: 'scanner', password: 'sdk-secret-1' } })
+      t.equal(created.response.status, 201)
+      const id = created.data!.id
+      t.notOk(JSON.stringify(created.data).includes('sdk-secret-1'), 'the secret is never returned')
+      t.ok((await admin.GET('/admin/credentials', { params: { query: { limit: 10 } } })).data?.items.some((c) => c.id === id))
+      t.equal((await admin.GET('/admin/credentials/{id}', { params: { path: { id } } })).data?.username, 'scanner')
+      const rotated = await admin.PATCH('/admin/credentials/{id}', { params: { path: { id } }, body: { password: 'sdk-secret-2' } })
+      t.equal(rotated.response.status, 200)
+      t.notOk(JSON.stringify(rotated.data).includes('sdk-secret-2'))
+      t.equal((await admin.POST('/admin/credentials/rotate', {})).response.status, 200, 'every secret sealed again under the current key')
+      t.equal((await admin.DELETE('/admin/credentials/{id}', { params: { path: { id } } })).response.status, 204)
+      t.equal((await admin.GET('/admin/credentials/{id}', { params: { path: { id } } })).response.status, 404)
+    })
+
     const scanId = `sdk-${backend}-${Date.now()}`
     t.test('a quick scan of 127.0.0.1 runs to completion', async (t) => {
       const posted = await admin.POST('/app/scan', { body: { id: scanId, targets: [{ value: '127.0.0.1', type: 'single_ip' }], options: { template: 'quick' }, priority: 5 } })

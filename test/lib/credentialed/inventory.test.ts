@@ -17,7 +17,7 @@ t.test('os-release of each family', async (t) => {
   const rocky = parseOsRelease(fixture('os-release-rocky'))
   t.same([rocky.id, rocky.idLike, rocky.versionId], ['rocky', ['rhel', 'centos', 'fedora'], '9.3'])
   t.equal(packageFormatOf(rocky), 'rpm')
-  t.equal(packageFamilyOf(rocky), null, 'no Red Hat tracker yet: its packages are read but not decided')
+  t.equal(packageFamilyOf(rocky)?.family, 'rhel', 'Rocky Linux is decided by the Red Hat tracker (its packages are rebuilt from RHEL sources)')
   const alpine = parseOsRelease(fixture('os-release-alpine'))
   t.equal(packageFormatOf(alpine), 'apk')
   t.equal(parseOsRelease('ID=debian\nVERSION_CODENAME=bookworm\n# comment\nPRETTY_NAME="Debian \\"12\\""').prettyName, 'Debian "12"')
