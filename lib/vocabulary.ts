@@ -48,3 +48,10 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test'
 /** How a webhook's body is written: our JSON event, or a Slack-compatible message (`{"text": …}`). */
 export const WEBHOOK_FORMATS = ['json', 'slack'] as const
 export type WebhookFormat = typeof WEBHOOK_FORMATS[number]
+
+/** Order of severities for max severity and `minSeverity`; `unknown` (no CVSS) sits between none and low. */
+export const SEVERITY_RANK: Record<string, number> = { none: 0, unknown: 1, low: 2, medium: 3, high: 4, critical: 5 }
+
+/** The order each sort takes when the request names none. */
+export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
+export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', severity: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const

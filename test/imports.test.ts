@@ -110,3 +110,36 @@ test('a data source is reached through lib/sources/registry.ts: only it imports 
   }
   t.same(offenders, [])
 })
+
+// The stores' contracts (types.ts, results-types.ts) are what the rest of the service reads; what is behind them
+// (results-merge, the backends' folders, caches) is the stores' own.
+const STORE_CONTRACTS = new Set(['lib/store/types.ts', 'lib/store/results-types.ts'])
+
+test('routes never import store internals: sort and filter vocabulary comes from lib/vocabulary.ts and lib/sorting.ts', async (t) => {
+  const offenders: string[] = []
+  for (const f of files.filter((x) => x.path.startsWith('routes/'))) {
+    for (const spec of specifiers(f.text)) {
+      const target = resolve(f.path, spec)
+      if (target !== null && target.startsWith('lib/store/') && !STORE_CONTRACTS.has(target)) offenders.push(`${f.path} imports ${target}`)
+    }
+  }
+  t.same(offenders, [])
+})
+
+test('the shared vocabulary imports nothing above it', async (t) => {
+  // lib/vocabulary.ts imports nothing at all; lib/sorting.ts only the vocabulary, address keys and the stores' types.
+  const allowed: Record<string, RegExp> = {
+    'lib/vocabulary.ts': /^$/,
+    'lib/sorting.ts': /^lib\/(vocabulary|addresses)\.ts$|^lib\/store\/(types|results-types)\.ts$/
+  }
+  const offenders: string[] = []
+  for (const [path, ok] of Object.entries(allowed)) {
+    const f = files.find((x) => x.path === path)
+    t.ok(f, `${path} is read`)
+    for (const spec of specifiers(f?.text ?? '')) {
+      const target = resolve(path, spec) ?? `package ${spec}`
+      if (!ok.test(target)) offenders.push(`${path} imports ${target}`)
+    }
+  }
+  t.same(offenders, [])
+})

@@ -4,7 +4,7 @@
 import { FindingCounter } from '../finding-counts'
 import { scoreOfFinding } from '../match/confidence'
 import { hash } from 'node:crypto'
-import { addressSortKey } from '../addresses'
+import { SEVERITY_RANK } from '../vocabulary'
 import { withScanTags } from '../tags'
 import type { HostRecord, HostPort } from './types'
 import type { Transport } from '../scanner/types'
@@ -15,8 +15,9 @@ export const MAX_TEXT = 4096
 const MAX_HOSTNAMES = 64
 const MAX_HOSTNAME_LENGTH = 253
 
-/** Order of severities for max severity and `minSeverity`; `unknown` (no CVSS) sits between none and low. */
-export const SEVERITY_RANK: Record<string, number> = { none: 0, unknown: 1, low: 2, medium: 3, high: 4, critical: 5 }
+// Severity ranks, default orders and sort values are vocabulary the routes share (lib/vocabulary.ts, lib/sorting.ts).
+export { SEVERITY_RANK, HOST_SORT_DEFAULT_ORDER, FINDING_SORT_DEFAULT_ORDER } from '../vocabulary'
+export { findingSortValue, hostSortValue, riskValue, severityRiskValue, severityScore } from '../sorting'
 
 /** Statuses that leave a finding out of a host's count and max severity. */
 const NOT_COUNTED = new Set<FindingStatus>(['fixed', 'false_positive', 'fixed_by_distribution', 'potential'])
@@ -365,52 +366,6 @@ export function hostFacets (h: HostRecord): { ports: number[], services: string[
   }
 }
 
-export function severityScore (maxSeverity: string | null): number {
-  return maxSeverity === null ? -1 : SEVERITY_RANK[maxSeverity] ?? -1
-}
-
-export const HOST_SORT_DEFAULT_ORDER = { lastSeen: 'desc', address: 'asc', findings: 'desc', severity: 'desc' } as const
-export const FINDING_SORT_DEFAULT_ORDER = { cvss: 'desc', severity: 'desc', lastSeen: 'desc', firstSeen: 'desc', risk: 'desc' } as const
-
-/**
- * One number that orders findings by risk: KEV with known ransomware use, then KEV, then the others; within
- * each, EPSS (a missing score below every real one), then CVSS (likewise). Exact in a double and in a Redis score.
- */
-export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): number {
-  const kev = f.kev === null ? 0 : f.kev.ransomware === true ? 2 : 1
-  const epss = f.epss === null || f.epss === undefined ? 0 : 1 + Math.round(f.epss.score * 100_000)
-  const cvss = f.cvss === null ? 0 : 1 + Math.round(f.cvss * 10)
-  return kev * 1e12 + epss * 1e3 + cvss
-}
-
-/**
- * One number that orders findings by severity (an exposure finding without CVSS in its rank, not below every CVE),
- * then within a severity by riskValue (KEV, EPSS, CVSS). riskValue stays below 1e13, and the whole below 2^53.
- */
-export function severityRiskValue (f: Pick<FindingRecord, 'severity' | 'kev' | 'epss' | 'cvss'>): number {
-  return (1 + (SEVERITY_RANK[f.severity] ?? -1)) * 1e13 + riskValue(f)
-}
-
-/** The sort value of a host; ties are broken by address text, and `desc` is the exact reverse of `asc`. */
-export function hostSortValue (h: HostRecord, sort: NonNullable<HostQuery['sort']>): number | string {
-  switch (sort) {
-    case 'lastSeen': return Date.parse(h.lastSeen)
-    case 'address': return addressSortKey(h.address)
-    case 'findings': return h.findingsCount
-    case 'severity': return severityScore(h.maxSeverity)
-  }
-}
-
-/** CVSS sorts with a missing score below every real one (a missing score is not 0). */
-export function findingSortValue (f: FindingRecord, sort: NonNullable<FindingQuery['sort']>): number {
-  switch (sort) {
-    case 'cvss': return f.cvss ?? -1
-    case 'lastSeen': return Date.parse(f.lastSeen)
-    case 'firstSeen': return Date.parse(f.firstSeen)
-    case 'risk': return riskValue(f)
-    case 'severity': return severityRiskValue(f)
-  }
-}
 
 export function findingMatches (f: FindingRecord, q: FindingExportQuery): boolean {
   return findingFilter(q)(f)

@@ -8,7 +8,8 @@ import { normalizeAddress, parseAddress } from '../../lib/addresses'
 import type { HostRecord } from '../../lib/store/types'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
 import { tagSet } from '../../lib/tags'
-import { HOST_SORT_DEFAULT_ORDER, hostSortValue } from '../../lib/store/results-merge'
+import { HOST_SORT_DEFAULT_ORDER } from '../../lib/vocabulary'
+import { hostSortValue } from '../../lib/sorting'
 import { notFoundAs } from '../../lib/errors'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
