@@ -1,6 +1,6 @@
 // Port scan benchmark: our connect scan against nmap's (-sT), side by side in the same run.
 //
-//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns] [--only-discovery]
+//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns] [--only-discovery] [--load 2]
 //
 // 1. every TCP port of 127.0.0.1, against `nmap -n -Pn -sT -p- -T4 127.0.0.1`;
 // 2. a host in a network namespace the bench creates (a veth pair in 198.18.0.0/15, the block
@@ -12,9 +12,12 @@
 //    (discovery, then the port scan of the live hosts) against `nmap -sT --top-ports 100` with its
 //    default host discovery, both run inside the namespace.
 // Each part runs several times, alternating which scanner goes first; medians are reported with the
-// open/closed/filtered agreement port by port. Our time is the scan call inside this process (the
-// product is a long-running worker); nmap's is its process's wall time. The namespace is torn down
-// at the end, also on failure or Ctrl-C. nmap serves here only as the yardstick: the product never
+// open/closed/filtered agreement port by port. Parts 1 and 2 time ours twice: the scan call inside this process
+// (the product is a long-running worker) and the one-shot CLI as a user runs it (`npm run scan -- <host> -t
+// discovery -p <ports>`, a process of its own, start-up included), beside nmap's process. Each is given in wall
+// time and in CPU time (user + system of the whole process tree, per 1,000 ports): CPU time is what stays
+// comparable when other work shares the cores. `--load N` starts N busy-loop processes for the whole run (a fixed
+// background load, as a shared production host has). The namespace is torn down at the end, also on failure or Ctrl-C. nmap serves here only as the yardstick: the product never
 // calls it.
 
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -28,6 +31,8 @@ type State = 'open' | 'closed' | 'filtered'
 
 interface Side {
   ms: number
+  /** User + system CPU time, ms: of this process for ours in process, of the whole process tree otherwise. */
+  cpuMs: number
   states: Map<number, State>
 }
 
@@ -35,9 +40,15 @@ interface PartResult {
   name: string
   host: string
   ports: number
-  runs: { oursMs: number, nmapMs: number }[]
+  runs: { oursMs: number, nmapMs: number, cliMs?: number }[]
   oursMedianMs: number
   nmapMedianMs: number
+  /** Median CPU ms per 1,000 ports. */
+  oursCpuPer1000: number
+  nmapCpuPer1000: number
+  /** The CLI as a process (start-up included): median wall ms and CPU ms per 1,000 ports. */
+  cliMedianMs?: number
+  cliCpuPer1000?: number
   /** ours / nmap: below 1 means we are faster. */
   ratio: number
   agreement: { same: number, total: number, differences: { port: number, ours: State, nmap: State }[] }
@@ -83,13 +94,54 @@ function run (cmd: string, args: string[]): void {
 async function ours (host: string, ports: number[]): Promise<Side & { stats?: PortScanStats }> {
   let stats: PortScanStats | undefined
   const t0 = performance.now()
+  // The scanner's threads are this process's: process.cpuUsage counts them all.
+  const c0 = process.cpuUsage()
   const [r]: PortScanHost[] = await scanPorts({ hosts: [host], ports, onStats: (s) => { stats = s } })
   const ms = performance.now() - t0
+  const c = process.cpuUsage(c0)
+  const cpuMs = (c.user + c.system) / 1000
   const states = new Map<number, State>()
   for (const p of ports) states.set(p, 'closed')
   for (const p of r.open) states.set(p, 'open')
   for (const p of r.filtered) states.set(p, 'filtered')
-  return { ms, states, stats }
+  return { ms, cpuMs, states, stats }
+}
+
+/**
+ * A command run as a process under bash, whose `times` then prints the CPU time of its finished children (the
+ * command and everything it started): wall time and CPU time of the whole tree, and the command's stdout.
+ */
+function timedProcess (cmd: string, args: string[], opts: { cwd?: string } = {}): Promise<{ ms: number, cpuMs: number, stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    execFile('bash', ['-c', '"$@"; status=$?; times >&2; exit $status', 'timed', cmd, ...args], { maxBuffer: 64 << 20, cwd: opts.cwd }, (err, stdout, stderr) => {
+      const ms = performance.now() - t0
+      if (err !== null) { reject(new Error(`${cmd} failed: ${err.message}`)); return }
+      const lines = stderr.trim().split('\n')
+      const seconds = (t: string): number => { const m = /^(\d+)m([\d.]+)s$/.exec(t); return m === null ? NaN : Number(m[1]) * 60 + Number(m[2]) }
+      const [user, sys] = (lines[lines.length - 1] ?? '').trim().split(/\s+/).map(seconds)
+      resolve({ ms, cpuMs: (user + sys) * 1000, stdout })
+    })
+  })
+}
+
+/** A port list as the CLI takes it: ranges where ports run on. */
+function portSpec (ports: number[]): string {
+  const s = [...new Set(ports)].sort((a, b) => a - b)
+  const out: string[] = []
+  for (let i = 0; i < s.length; i++) {
+    let j = i
+    while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++
+    out.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]))
+    i = j
+  }
+  return out.join(',')
+}
+
+/** The one-shot CLI, as a user runs it: its own process, start-up and TypeScript loading included. */
+async function oursCli (host: string, ports: number[]): Promise<{ ms: number, cpuMs: number }> {
+  const r = await timedProcess(process.execPath, [TSX_CLI, 'scripts/scan.ts', host, '--template', 'discovery', '--ports', portSpec(ports), '--json'], { cwd: path.join(__dirname, '..') })
+  return { ms: r.ms, cpuMs: r.cpuMs }
 }
 
 function expandPortAttr (spec: string): number[] {
@@ -119,18 +171,12 @@ function parseNmap (xml: string, ports: number[]): Map<number, State> {
   return states
 }
 
-function nmapScan (args: string[], ports: number[]): Promise<Side> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now()
-    execFile('nmap', [...args, '-oX', '-'], { maxBuffer: 64 << 20 }, (err, stdout) => {
-      const ms = performance.now() - t0
-      if (err !== null) reject(new Error(`nmap failed: ${err.message}`))
-      else resolve({ ms, states: parseNmap(stdout, ports) })
-    })
-  })
+async function nmapScan (args: string[], ports: number[]): Promise<Side> {
+  const r = await timedProcess('nmap', [...args, '-oX', '-'])
+  return { ms: r.ms, cpuMs: r.cpuMs, states: parseNmap(r.stdout, ports) }
 }
 
-function compare (name: string, host: string, ports: number[], runs: { o: Side & { stats?: PortScanStats }, n: Side }[]): PartResult {
+function compare (name: string, host: string, ports: number[], runs: { o: Side & { stats?: PortScanStats }, n: Side, cli?: { ms: number, cpuMs: number } }[]): PartResult {
   const last = runs[runs.length - 1]
   const differences: { port: number, ours: State, nmap: State }[] = []
   const counts = { ours: { open: 0, closed: 0, filtered: 0 }, nmap: { open: 0, closed: 0, filtered: 0 } }
@@ -143,13 +189,18 @@ function compare (name: string, host: string, ports: number[], runs: { o: Side &
   }
   const oursMedianMs = median(runs.map((r) => r.o.ms))
   const nmapMedianMs = median(runs.map((r) => r.n.ms))
+  const per1000 = (ms: number): number => Math.round(ms / ports.length * 1000 * 10) / 10
+  const cli = runs.flatMap((r) => r.cli === undefined ? [] : [r.cli])
   return {
     name,
     host,
     ports: ports.length,
-    runs: runs.map((r) => ({ oursMs: Math.round(r.o.ms), nmapMs: Math.round(r.n.ms) })),
+    runs: runs.map((r) => ({ oursMs: Math.round(r.o.ms), nmapMs: Math.round(r.n.ms), ...(r.cli !== undefined ? { cliMs: Math.round(r.cli.ms) } : {}) })),
     oursMedianMs: Math.round(oursMedianMs),
     nmapMedianMs: Math.round(nmapMedianMs),
+    oursCpuPer1000: per1000(median(runs.map((r) => r.o.cpuMs))),
+    nmapCpuPer1000: per1000(median(runs.map((r) => r.n.cpuMs))),
+    ...(cli.length > 0 ? { cliMedianMs: Math.round(median(cli.map((c) => c.ms))), cliCpuPer1000: per1000(median(cli.map((c) => c.cpuMs))) } : {}),
     ratio: Math.round((oursMedianMs / nmapMedianMs) * 100) / 100,
     agreement: { same: ports.length - differences.length, total: ports.length, differences: differences.slice(0, 50) },
     counts,
@@ -159,20 +210,23 @@ function compare (name: string, host: string, ports: number[], runs: { o: Side &
 }
 
 async function sideBySide (name: string, host: string, ports: number[], nmapArgs: string[], runs: number): Promise<PartResult> {
-  const results: { o: Side & { stats?: PortScanStats }, n: Side }[] = []
+  const results: { o: Side & { stats?: PortScanStats }, n: Side, cli: { ms: number, cpuMs: number } }[] = []
   for (let i = 0; i < runs; i++) {
     // Alternate who goes first so neither always meets a warm (or a tired) kernel.
     let o: Side
     let n: Side
+    let cli: { ms: number, cpuMs: number }
     if (i % 2 === 0) {
       o = await ours(host, ports)
+      cli = await oursCli(host, ports)
       n = await nmapScan(nmapArgs, ports)
     } else {
       n = await nmapScan(nmapArgs, ports)
+      cli = await oursCli(host, ports)
       o = await ours(host, ports)
     }
-    results.push({ o, n })
-    process.stderr.write(`  ${name} run ${i + 1}/${runs}: ours ${Math.round(o.ms)} ms, nmap ${Math.round(n.ms)} ms\n`)
+    results.push({ o, n, cli })
+    process.stderr.write(`  ${name} run ${i + 1}/${runs}: ours ${Math.round(o.ms)} ms (${Math.round(o.cpuMs)} ms CPU), CLI ${Math.round(cli.ms)} ms (${Math.round(cli.cpuMs)} ms CPU), nmap ${Math.round(n.ms)} ms (${Math.round(n.cpuMs)} ms CPU)\n`)
   }
   return compare(name, host, ports, results)
 }
@@ -253,6 +307,8 @@ function printPart (r: PartResult): void {
     `${r.name}: ${r.host}, ${r.ports} ports, ${r.runs.length} runs`,
     `  median wall time: ours ${(r.oursMedianMs / 1000).toFixed(3)} s, nmap ${(r.nmapMedianMs / 1000).toFixed(3)} s, ours/nmap ${r.ratio.toFixed(2)}`,
     `  runs (ours/nmap ms): ${r.runs.map((x) => `${x.oursMs}/${x.nmapMs}`).join('  ')}`,
+    `  CPU per 1,000 ports (user + system): ours ${r.oursCpuPer1000} ms, nmap ${r.nmapCpuPer1000} ms, ours/nmap ${(r.oursCpuPer1000 / r.nmapCpuPer1000).toFixed(2)}`,
+    r.cliMedianMs !== undefined ? `  as processes (npm run scan -- ${r.host} -t discovery vs nmap): wall ${(r.cliMedianMs / 1000).toFixed(3)} s vs ${(r.nmapMedianMs / 1000).toFixed(3)} s (${(r.cliMedianMs / r.nmapMedianMs).toFixed(2)}), CPU per 1,000 ports ${r.cliCpuPer1000 ?? 0} ms vs ${r.nmapCpuPer1000} ms` : '',
     `  ours: ${c(r.counts.ours)}; nmap: ${c(r.counts.nmap)}`,
     `  port states agree on ${r.agreement.same}/${r.agreement.total}` +
       (r.agreement.differences.length > 0 ? `; differ: ${r.agreement.differences.map((d) => `${d.port} ours=${d.ours} nmap=${d.nmap}`).join(', ')}` : ''),
@@ -266,6 +322,7 @@ const NET24 = '10.250.77'
 const LIVE24 = [10, 33, 100, 150, 201].map((i) => `${NET24}.${i}`)
 const LIVE24_PORTS = [22, 80, 443, 3306, 8080]
 const TSX = path.join(__dirname, '..', 'node_modules', '.bin', 'tsx')
+const TSX_CLI = path.join(__dirname, '..', 'node_modules', 'tsx', 'dist', 'cli.mjs')
 const ENGINE = path.join(__dirname, '..', 'lib', 'scanner', 'engine.ts')
 
 interface Sweep { ms: number, up: string[], open: string[] }
@@ -398,6 +455,9 @@ async function main (): Promise<void> {
   const json = process.argv.includes('--json')
   const nmapVersion = /Nmap version (\S+)/.exec(execFileSync('nmap', ['--version']).toString())?.[1] ?? '?'
   const parts: PartResult[] = []
+  const load = startLoad(Math.max(0, Number(argValue('--load') ?? 0)))
+  process.once('exit', load.stop)
+  if (load.count > 0) process.stderr.write(`background load: ${load.count} busy-loop process(es) at nice 0 for the whole run\n`)
 
   if (process.argv.includes('--only-discovery')) {
     const d = await part4Discovery(runs, json)
@@ -438,8 +498,15 @@ async function main (): Promise<void> {
   }
   let discovery: unknown
   if (!process.argv.includes('--no-netns')) discovery = await part4Discovery(runs, json)
-  if (json) process.stdout.write(JSON.stringify({ nmapVersion, parts, detection, discovery }, null, 2) + '\n')
-  else process.stdout.write(`nmap ${nmapVersion}; ours/nmap below 1 means we are faster\n`)
+  load.stop()
+  if (json) process.stdout.write(JSON.stringify({ nmapVersion, load: load.count, parts, detection, discovery }, null, 2) + '\n')
+  else process.stdout.write(`nmap ${nmapVersion}; background load ${load.count} busy loop(s); ours/nmap below 1 means we are faster\n`)
+}
+
+/** A fixed background load: `count` processes that spin until stopped (as other work sharing the cores would). */
+function startLoad (count: number): { count: number, stop: () => void } {
+  const spinners = Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }))
+  return { count, stop: () => { for (const p of spinners) if (p.exitCode === null) p.kill('SIGKILL') } }
 }
 
 main().catch((err: Error) => {
