@@ -1,4 +1,5 @@
 // npm run data -- status | import <source> <file | directory | URL>… | sync <source>… | sync --all
+//                  | export <bundle> [--sign-key k.pem] | import <bundle> [--verify-key k.pub.pem]
 // Every vulnerability data source through its descriptor (lib/sources/registry.ts): what each holds and how
 // old it is, an import from files or URLs, a sync from the official (or configured, or given) URL. Writes
 // where the service reads: Redis when REDIS_URL is set, otherwise the embedded files.
@@ -10,13 +11,18 @@ import { openBackends } from '../lib/backends'
 import { loadConfig, type Config } from '../lib/config'
 import type { ImportOutcome, Progress, WritableContext } from '../lib/sources/descriptor'
 import { DATA_SOURCES, findSource, sourceStatuses } from '../lib/sources/registry'
+import { bundleKey, exportBundle, importBundle } from '../lib/sources/bundle'
 
 const NAMES = DATA_SOURCES.map((d) => d.name).join(', ')
 
 export const USAGE = `usage: npm run data -- status [--json]
        npm run data -- import <source> <file | directory | URL>… [--releases a,b] [--complete] [--force] [--json]
        npm run data -- sync <source>… | --all [--url <URL>] [--releases a,b] [--force] [--json]
+       npm run data -- export <bundle-file> [--sign-key <ed25519-private.pem>] [--json]
+       npm run data -- import <bundle-file> [--verify-key <ed25519-public.pem>] [--json]
 sources: ${NAMES}
+A bundle holds every source of this install in one checksummed file (signed with --sign-key), for installs
+without access to the feeds; import verifies it whole (and its signature, with --verify-key) before writing.
 `
 
 interface Out { write: (s: string) => unknown }
@@ -54,6 +60,8 @@ export async function runData (argv: string[], ctx: WritableContext, out: Out, e
         releases: { type: 'string' },
         complete: { type: 'boolean' },
         force: { type: 'boolean' },
+        'sign-key': { type: 'string' },
+        'verify-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       }
     })
@@ -100,6 +108,32 @@ export async function runData (argv: string[], ctx: WritableContext, out: Out, e
     } finally {
       await ctx.sources.flush()
       await ctx.nvd.flush()
+    }
+  }
+
+  if (command === 'export' && rest.length === 1) return await bundleCommand('export', rest[0])
+  if (command === 'import' && rest.length === 1 && findSource(rest[0]) === undefined) return await bundleCommand('import', rest[0])
+
+  async function bundleCommand (what: 'export' | 'import', file: string): Promise<number> {
+    try {
+      if (what === 'export') {
+        const key = values['sign-key'] === undefined ? undefined : bundleKey(values['sign-key'], 'private')
+        const r = await exportBundle(ctx, file, { signingKey: key })
+        if (values.json === true) out.write(JSON.stringify(r, null, 2) + '\n')
+        else out.write(pc.green(`${file}: ${r.nvdRecords.toLocaleString('en')} NVD records, ${Object.keys(r.tables).length} source tables, ${r.signed ? 'signed' : 'unsigned'}, sha256 ${r.sha256}\n`))
+      } else {
+        const key = values['verify-key'] === undefined ? undefined : bundleKey(values['verify-key'], 'public')
+        const r = await importBundle(ctx, file, { verifyKey: key })
+        if (values.json === true) out.write(JSON.stringify(r, null, 2) + '\n')
+        else {
+          out.write(pc.green(`${file} (made ${r.createdAt}): ${r.nvdRecords.toLocaleString('en')} NVD records, ${Object.keys(r.tables).length} source tables imported\n`))
+          if (!r.signatureVerified) err.write(pc.yellow(r.signed ? '  signed, but not verified: give --verify-key to check who made it\n' : '  unsigned: its checksum was verified, not who made it\n'))
+        }
+      }
+      return 0
+    } catch (e) {
+      err.write(pc.red(`data ${what}: ${(e as Error).message}\n`))
+      return 1
     }
   }
 

@@ -54,7 +54,7 @@ async function readFile (file: string): Promise<{ tables: Tables, meta: Map<stri
 }
 
 export class MemorySourceStore implements SourceStore {
-  private tables: Tables = new Map()
+  private data: Tables = new Map()
   private meta = new Map<string, string>()
   private generation = 0
   private dirty = false
@@ -67,8 +67,8 @@ export class MemorySourceStore implements SourceStore {
 
   private table (name: string): Map<string, string> {
     checkTable(name)
-    let t = this.tables.get(name)
-    if (t === undefined) this.tables.set(name, t = new Map())
+    let t = this.data.get(name)
+    if (t === undefined) this.data.set(name, t = new Map())
     return t
   }
 
@@ -100,7 +100,7 @@ export class MemorySourceStore implements SourceStore {
 
   async clear (table: string): Promise<void> {
     checkTable(table)
-    this.tables.delete(table)
+    this.data.delete(table)
     this.changed()
   }
 
@@ -108,7 +108,7 @@ export class MemorySourceStore implements SourceStore {
     checkTable(table)
     const next = new Map<string, string>()
     for await (const batch of batches) for (const [k, v] of batch) next.set(k, v)
-    this.tables.set(table, next)
+    this.data.set(table, next)
     this.changed()
     return next.size
   }
@@ -127,6 +127,14 @@ export class MemorySourceStore implements SourceStore {
       }
     }
     if (batch.length > 0) yield batch
+  }
+
+  async tables (): Promise<string[]> {
+    return [...this.data.entries()].filter(([, t]) => t.size > 0).map(([name]) => name)
+  }
+
+  async allMeta (): Promise<Array<[string, string]>> {
+    return [...this.meta.entries()]
   }
 
   async getMeta (key: string): Promise<string | null> {
@@ -156,7 +164,7 @@ export class MemorySourceStore implements SourceStore {
     const stamp = await fileStamp(file)
     const read = await readFile(file)
     if (read === null) return
-    this.tables = read.tables
+    this.data = read.tables
     this.meta = read.meta
     this.stamp = stamp
     this.generation++
@@ -188,7 +196,7 @@ export class MemorySourceStore implements SourceStore {
     this.dirty = false
     // Snapshot synchronously so that writes during the save cannot mix two states in one file.
     const header: Header = { format: FORMAT, version: FORMAT_VERSION, meta: Object.fromEntries(this.meta) }
-    const snapshot = [...this.tables].map(([name, t]) => [name, [...t]] as const)
+    const snapshot = [...this.data].map(([name, t]) => [name, [...t]] as const)
     try {
       this.stamp = await writeLinesAtomic(file, async (write) => {
         await write(JSON.stringify(header))

@@ -105,6 +105,8 @@ export function withReadCache (inner: SourceStore, opts: ReadCacheOptions = {}):
       return got
     },
     revision: async () => await inner.revision(),
+    ...(inner.tables !== undefined ? { tables: async () => await (inner.tables as () => Promise<string[]>)() } : {}),
+    ...(inner.allMeta !== undefined ? { allMeta: async () => await (inner.allMeta as () => Promise<Array<[string, string]>>)() } : {}),
     flush: async () => await inner.flush(),
     close: async () => await inner.close()
   }

@@ -110,6 +110,26 @@ export class RedisSourceStore implements SourceStore {
     return await this.redis.hget(this.base + 'meta', key)
   }
 
+  /** The tables' hashes (`<prefix>src:t:<table>`), not a replace's hash filled aside. */
+  async tables (): Promise<string[]> {
+    const out: string[] = []
+    const at = this.base + 't:'
+    let cursor = '0'
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', at.replace(/[*?[\]\\]/g, '\\$&') + '*', 'COUNT', 1000)
+      cursor = next
+      for (const key of keys) {
+        const name = key.slice(at.length)
+        if (/^[a-z0-9][a-z0-9_-]*$/.test(name)) out.push(name)
+      }
+    } while (cursor !== '0')
+    return [...new Set(out)].sort()
+  }
+
+  async allMeta (): Promise<Array<[string, string]>> {
+    return Object.entries(await this.redis.hgetall(this.base + 'meta'))
+  }
+
   async setMeta (key: string, value: string): Promise<void> {
     await this.redis.hset(this.base + 'meta', key, value)
     await this.bump()

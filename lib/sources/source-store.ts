@@ -22,6 +22,10 @@ export interface SourceStore {
   /** Every entry of a table, in batches (no order promised). */
   scan(table: string, batchSize?: number): AsyncIterable<Array<[string, string]>>
   getMeta(key: string): Promise<string | null>
+  /** The names of the tables that hold entries: what a data bundle exports. */
+  tables?(): Promise<string[]>
+  /** Every metadata entry (import dates, catalog versions). */
+  allMeta?(): Promise<Array<[string, string]>>
   setMeta(key: string, value: string): Promise<void>
   /** Changes whenever any process wrote to the store: readers keep caches per revision. */
   revision(): Promise<string>
