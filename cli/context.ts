@@ -27,6 +27,7 @@ export interface GlobalOptions {
   url?: string
   key?: string
   json?: boolean
+  wide?: boolean
   requestTimeout?: string
 }
 
@@ -35,6 +36,8 @@ export interface Context {
   client: VulnscanClient
   baseUrl: string
   json: boolean
+  /** Columns the tables must fit (a terminal's width); null prints every column (`--wide`, or not a terminal). */
+  width: number | null
   /** How to repeat the connection part of a command for the user (`--url` when it was given as a flag; never the key). */
   connectionHint: string
 }
@@ -119,7 +122,19 @@ export function createContext (command: Command, io: Io, { needsKey = true } = {
   const requestTimeout = integer('request-timeout', opts.requestTimeout, 1, 3600) ?? 60
   const client = createVulnscanClient({ baseUrl, apiKey, fetch: withDeadline(requestTimeout * 1000) })
   const connectionHint = [opts.url !== undefined ? ` --url ${baseUrl}` : '', opts.key !== undefined ? ' --key <your key>' : ''].join('')
-  return { io, client, baseUrl, json: opts.json === true, connectionHint }
+  return { io, client, baseUrl, json: opts.json === true, width: tableWidth(io, opts.wide === true), connectionHint }
+}
+
+/**
+ * The width tables fit: the terminal's columns (COLUMNS when the stream does not say), none with `--wide` or when
+ * the output is not a terminal and COLUMNS is unset (a file or a pipe takes every column).
+ */
+export function tableWidth (io: Io, wide: boolean): number | null {
+  if (wide) return null
+  if (typeof io.stdout.columns === 'number' && io.stdout.columns > 0) return io.stdout.columns
+  const env = Number(io.env.COLUMNS)
+  if (Number.isInteger(env) && env > 0) return env
+  return io.stdout.isTTY === true ? 80 : null
 }
 
 /** A failure to get any answer: unreachable, or silent past the request timeout. */

@@ -97,7 +97,7 @@ export async function finishScan (ctx: Context, scan: Scan, gate: Gate, ids = fa
       if (n > 0) print(io, pc.dim(`${n} more CVE${n === 1 ? '' : 's'} ${what}, not counted: vulnscan vulns --status ${status}`))
     }
     if (items.length === 0) print(io, 'No findings.')
-    else print(io, `${findingsTable(items, { ids })}\n${findingsLine(items)}`)
+    else print(io, `${findingsTable(items, { ids, width: ctx.width })}\n${findingsLine(items)}`)
   }
   const unchecked = new Map(scan.summary !== undefined && scan.summary.uncheckedProducts.length > 0 ? [[scan.id, scan.summary.uncheckedProducts]] : [])
   return uncheckedGate(gate, verdict(io, items, gate, ctx.json), `scan ${scan.id}`, unchecked)

@@ -32,6 +32,54 @@ function newTable (head: string[]): Table.Table {
   return new Table({ head: head.map((h) => pc.bold(h)), style: { head: [], border: [] }, wordWrap: true })
 }
 
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g
+
+function visibleWidth (cell: string): number {
+  return Math.max(0, ...cell.replace(ANSI, '').split('\n').map((l) => [...l].length))
+}
+
+/**
+ * A table that fits `width` columns: columns of priority below 7 are left out first, lowest first; then the widest
+ * columns are wrapped, down to their header's width. `width` null prints every column as it is. `priority` gives
+ * each column's rank, 10 the most needed.
+ */
+export function fittedTable (head: string[], rows: string[][], priority: number[], width: number | null): string {
+  let keep = head.map((_, i) => i)
+  const natural = head.map((h, i) => Math.max(visibleWidth(h), ...rows.map((r) => visibleWidth(r[i] ?? ''))))
+  // Each column takes its content, a space either side and one border; the table one more border.
+  const total = (widths: number[]): number => 1 + widths.reduce((n, w) => n + w + 3, 0)
+  if (width !== null) {
+    for (const i of [...keep].sort((a, b) => priority[a] - priority[b] || b - a)) {
+      if (total(keep.map((k) => natural[k])) <= width || priority[i] >= 7) break
+      keep = keep.filter((k) => k !== i)
+    }
+  }
+  const content = keep.map((i) => natural[i])
+  if (width !== null) {
+    // Still too wide: the widest column gives up a character at a time, none narrower than its header (or 6).
+    const floor = keep.map((i) => Math.max(6, visibleWidth(head[i])))
+    while (total(content) > width) {
+      let widest = -1
+      for (let j = 0; j < content.length; j++) if (content[j] > floor[j] && (widest === -1 || content[j] > content[widest])) widest = j
+      if (widest === -1) break
+      content[widest]--
+    }
+  }
+  const t = new Table({
+    head: keep.map((i) => pc.bold(head[i])),
+    style: { head: [], border: [] },
+    wordWrap: true,
+    ...(width !== null ? { colWidths: content.map((w) => w + 2) } : {})
+  })
+  for (const r of rows) t.push(keep.map((i) => r[i] ?? ''))
+  const left = head.filter((_, i) => !keep.includes(i))
+  if (left.length === 0) return t.toString()
+  let note = `(${left.length} more with --wide: ${left.join(', ')})`
+  if (width !== null && note.length > width) note = `(${left.length} more columns with --wide)`
+  return t.toString() + '\n' + pc.dim(note)
+}
+
 export type Host = Schemas['Host']
 export type Finding = Schemas['Finding']
 export type ApiKey = Schemas['ApiKey']
@@ -46,24 +94,19 @@ function openPorts (h: Host): string {
   return open.length <= PORTS_SHOWN ? open.join(', ') : `${open.slice(0, PORTS_SHOWN).join(', ')} … +${open.length - PORTS_SHOWN}`
 }
 
-export function hostsTable (hosts: Host[]): string {
+export function hostsTable (hosts: Host[], width: number | null = null): string {
   // A tags column only when a host on the page has tags: untagged inventories keep the narrower table.
   const tagged = hosts.some((h) => h.tags.length > 0)
-  const t = newTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen', ...(tagged ? ['tags'] : [])])
-  for (const h of hosts) {
-    t.push([h.address, h.hostnames.join('\n'), h.up ? pc.green('up') : pc.red('down'), openPorts(h),
-      String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen, ...(tagged ? [h.tags.join('\n')] : [])])
-  }
-  return t.toString()
+  const rows = hosts.map((h) => [h.address, h.hostnames.join('\n'), h.up ? pc.green('up') : pc.red('down'), openPorts(h),
+    String(h.findingsCount), h.findingsCount > 0 ? colourSeverity(h.maxSeverity) : '', h.lastSeen, ...(tagged ? [h.tags.join('\n')] : [])])
+  return fittedTable(['address', 'hostnames', 'state', 'open ports', 'findings', 'worst', 'last seen', ...(tagged ? ['tags'] : [])], rows,
+    [10, 4, 8, 9, 7, 7, 3, ...(tagged ? [5] : [])], width)
 }
 
-export function portsTable (host: Host): string {
-  const t = newTable(['port', 'state', 'service', 'product', 'version', 'CPE'])
-  for (const p of host.ports) {
-    t.push([`${p.port}/${p.protocol}`, p.state === 'open' ? pc.green(p.state) : pc.yellow(p.state), p.service ?? '',
-      p.product ?? '', [p.version, p.distro].filter(Boolean).join(' '), (p.cpe ?? []).join('\n')])
-  }
-  return t.toString()
+export function portsTable (host: Host, width: number | null = null): string {
+  const rows = host.ports.map((p) => [`${p.port}/${p.protocol}`, p.state === 'open' ? pc.green(p.state) : pc.yellow(p.state), p.service ?? '',
+    p.product ?? '', [p.version, p.distro].filter(Boolean).join(' '), (p.cpe ?? []).join('\n')])
+  return fittedTable(['port', 'state', 'service', 'product', 'version', 'CPE'], rows, [10, 9, 8, 7, 6, 2], width)
 }
 
 /** `22/tcp`, `53/udp`: a port with its transport (a finding stored before UDP scanning is TCP); `host` for port 0, the host itself. */
@@ -91,8 +134,8 @@ function kevText (f: Finding): string {
  * Findings as a table. A confidence that comes with a note (a possible backport, a platform the scan cannot
  * see) is marked [n] and the note printed once under the table, so a long sentence does not widen every row.
  */
-export function findingsTable (findings: Finding[], { ids = false } = {}): string {
-  const t = newTable([...(ids ? ['id'] : []), 'severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'])
+export function findingsTable (findings: Finding[], { ids = false, width = null }: { ids?: boolean, width?: number | null } = {}): string {
+  const rows: string[][] = []
   const notes: string[] = []
   for (const f of findings) {
     // The score beside the label (a server from before the score sends the label alone).
@@ -103,7 +146,7 @@ export function findingsTable (findings: Finding[], { ids = false } = {}): strin
       if (n === -1) n = notes.push(f.confidenceNote) - 1
       confidence = `${confidence} ${pc.dim(`[${n + 1}]`)}`
     }
-    t.push([
+    rows.push([
       ...(ids ? [f.id] : []),
       colourSeverity(f.severity),
       cvssText(f),
@@ -118,13 +161,14 @@ export function findingsTable (findings: Finding[], { ids = false } = {}): strin
       f.status
     ])
   }
-  return [t.toString(), ...notes.map((note, i) => pc.dim(`[${i + 1}] ${note}`))].join('\n')
+  const table = fittedTable([...(ids ? ['id'] : []), 'severity', 'CVSS', 'CVE', 'KEV', 'EPSS', 'host', 'port', 'product', 'source', 'confidence', 'status'], rows,
+    [...(ids ? [10] : []), 10, 6, 10, 4, 1, 9, 8, 5, 2, 3, 7], width)
+  return [table, ...notes.map((note, i) => pc.dim(`[${i + 1}] ${note}`))].join('\n')
 }
 
-export function keysTable (keys: ApiKey[]): string {
-  const t = newTable(['id', 'label', 'role', 'scope', 'prefix', 'created', 'expires', 'last used'])
-  for (const k of keys) t.push([k.id, k.label, k.role, k.scope.join('\n'), k.prefix, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never'])
-  return t.toString()
+export function keysTable (keys: ApiKey[], width: number | null = null): string {
+  const rows = keys.map((k) => [k.id, k.label, k.role, k.scope.join('\n'), k.prefix, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never'])
+  return fittedTable(['id', 'label', 'role', 'scope', 'prefix', 'created', 'expires', 'last used'], rows, [10, 8, 9, 6, 5, 3, 4, 2], width)
 }
 
 export type Schedule = Schemas['Schedule']

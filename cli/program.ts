@@ -111,6 +111,7 @@ export function buildProgram (io: Io): Built {
     .addOption(new Option('--url <url>', 'service URL (default: $VULNSCAN_URL, else http://127.0.0.1:3000)'))
     .addOption(new Option('--key <key>', 'API key (default: $VULNSCAN_API_KEY)'))
     .addOption(new Option('--json', 'print the API\'s JSON instead of tables'))
+    .addOption(new Option('--wide', 'print every table column, however wide (tables otherwise fit the terminal, dropping the least useful columns first)'))
     .addOption(new Option('--request-timeout <seconds>', 'give up on a request the server does not answer (default: 60)'))
     .showSuggestionAfterError(true)
     // Inherited by the commands defined below: their help lists the global options too.

@@ -28,8 +28,8 @@ const host: CommandModule = (program, kit) => {
     } else {
       print(ctx.io, `${pc.bold(h.address)}${h.hostnames.length > 0 ? ` (${h.hostnames.join(', ')})` : ''}: ${h.up ? pc.green('up') : pc.red('down')}, last seen ${h.lastSeen} by scan ${h.lastScanId}`)
       if (h.tags.length > 0) print(ctx.io, `tags: ${h.tags.join(' ')}`)
-      print(ctx.io, portsTable(h))
-      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true })}\n${findingsLine(page.items, page.total)}`)
+      print(ctx.io, portsTable(h, ctx.width))
+      print(ctx.io, page.items.length === 0 ? 'No findings.' : `${findingsTable(page.items, { ids: opts.ids === true, width: ctx.width })}\n${findingsLine(page.items, page.total)}`)
     }
     const result = verdict(ctx.io, page.items, gate, ctx.json)
     const unchecked = await uncheckedByScan(ctx, [h.lastScanId])

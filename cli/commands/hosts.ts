@@ -42,7 +42,7 @@ const hosts: CommandModule = (program, kit) => {
     }
     const { data } = await api(ctx.client.GET('/host', { params: { query } }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, data)
-    else print(ctx.io, data.items.length === 0 ? (data.total === 0 && Object.keys(query).length === 0 ? 'No hosts yet: run a scan first.' : 'No hosts match.') : `${hostsTable(data.items)}\n${data.items.length} of ${data.total} hosts`)
+    else print(ctx.io, data.items.length === 0 ? (data.total === 0 && Object.keys(query).length === 0 ? 'No hosts yet: run a scan first.' : 'No hosts match.') : `${hostsTable(data.items, ctx.width)}\n${data.items.length} of ${data.total} hosts`)
     return 0
   }))
 }

@@ -40,7 +40,7 @@ const keys: CommandModule = (program, kit) => {
   list.action(async (opts: { limit?: string, offset?: string }) => kit.run(list, async (ctx) => {
     const { data } = await api(ctx.client.GET('/admin/keys', { params: { query: paging(opts) } }), ctx.baseUrl)
     if (ctx.json) printJson(ctx.io, data)
-    else print(ctx.io, data.items.length === 0 ? 'No dynamic keys.' : `${keysTable(data.items)}\n${data.items.length} of ${data.total} keys`)
+    else print(ctx.io, data.items.length === 0 ? 'No dynamic keys.' : `${keysTable(data.items, ctx.width)}\n${data.items.length} of ${data.total} keys`)
     return 0
   }))
 

@@ -64,7 +64,7 @@ const vulns: CommandModule = (program, kit) => {
     } else {
       const shown = jsonPage(await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } } }), ctx.baseUrl))
       if (ctx.json) printJson(ctx.io, shown)
-      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true })}\n${findingsLine(shown.items, shown.total)}`)
+      else print(ctx.io, shown.items.length === 0 ? 'No findings.' : `${findingsTable(shown.items, { ids: opts.ids === true, width: ctx.width })}\n${findingsLine(shown.items, shown.total)}`)
       result = verdict(ctx.io, judged, gate, ctx.json)
     }
     // What the scans behind the list could not check is said with every list (on stderr, so a CSV stays a CSV), and a
