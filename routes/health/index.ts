@@ -57,6 +57,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     let sources: DataSources | undefined
     let workerCount = 0
     const { cve, sources: sourceStore } = fastify.backends.indexes
+    // An import run by another process (npm run data, nvd:import) shows here at once, not after the next scan: the
+    // embedded files are looked at again (at most once a second) when they changed; Redis is always current.
+    await Promise.all([cve.refresh().catch(() => false), sourceStore?.revision().catch(() => '')])
     const [store, queue, results, workersCheck] = await Promise.all([
       check(fastify.store.kind, () => fastify.store.ping()),
       check(fastify.scanQueue.kind, () => fastify.scanQueue.ping()),

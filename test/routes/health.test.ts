@@ -1,6 +1,11 @@
 import { test } from 'tap'
 import { backends, build } from '../helper'
 import { redisServerAvailable, startPrivateRedis } from '../support/redis-server'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createMemoryIndex } from '../../lib/nvd/memory/cve-index'
+import { allRawFixtures } from '../support/nvd-fixtures'
 
 test('GET /health', async (t) => {
   for (const backend of await backends()) {
@@ -70,4 +75,20 @@ test('GET /health says degraded, without hanging, while Redis is down, and ok on
 
 test('the service refuses to start, with a clear message, when Redis is unreachable at start', async (t) => {
   await t.rejects(build(t, 'memory', { REDIS_URL: 'redis://127.0.0.1:1' }), /Cannot reach Redis at redis:\/\/127\.0\.0\.1:1/)
+})
+
+test('GET /health shows an import made by another process at once, not after the next scan', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vulnscan-health-import-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'nvd-index.json.gz')
+  const { app } = await build(t, 'memory', { NVD_INDEX_FILE: file, WORKER_ENABLED: false })
+  t.equal((await app.inject({ url: '/health' })).json().nvd.cves, 0, 'empty at first')
+  // What nvd:import does in its own process: the records written to the file the service reads.
+  const other = await createMemoryIndex({ filePath: file })
+  const n = await other.upsertRaw(allRawFixtures())
+  await other.flush()
+  await other.close()
+  // The service looks at the file at most once a second.
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  t.equal((await app.inject({ url: '/health' })).json().nvd.cves, n, `the ${n} imported records, with no scan in between`)
 })
