@@ -3,6 +3,7 @@ import createError from '@fastify/error'
 
 export const InvalidApiKeyError = createError('VULNSCAN_AUTH_INVALID_KEY', 'Invalid API key', 401)
 export const ForbiddenError = createError('VULNSCAN_AUTH_FORBIDDEN', '%s', 403)
+export const ReportLinkRefusedError = createError('VULNSCAN_REPORT_LINK_REFUSED', 'Report link refused: %s', 403)
 export const NotFoundError = createError('VULNSCAN_NOT_FOUND', '%s', 404)
 export const ConflictError = createError('VULNSCAN_CONFLICT', '%s', 409)
 export const BadRequestError = createError('VULNSCAN_BAD_REQUEST', '%s', 400)

@@ -13,13 +13,13 @@ import {
   PageScanSchema, ScanAckSchema, ScanOptionsSchema, ScanProgressSchema, ScanRequestSchema, ScanSchema,
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
-import { ScanReportSchema } from './report'
+import { ReportLinkRequestSchema, ReportLinkSchema, ScanReportSchema } from './report'
 import { CredentialCreateSchema, CredentialRotationSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
 
 export const sharedSchemas = [
   ErrorSchema, DataSourcesSchema, HealthSchema,
   TargetSchema, ScanOptionsSchema, ScanRequestSchema, ScanAckSchema, ScanStatusSchema, ScanProgressSchema,
-  ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema,
+  ScanSummarySchema, ScanSchema, PageScanSchema, ScanReportSchema, ReportLinkRequestSchema, ReportLinkSchema,
   TagSchema, HostTagsSchema, HostTagsPatchSchema,
   TlsInfoSchema, HostPortSchema, HostSchema, HostPortBriefSchema, HostBriefSchema, PageHostSchema,
   KevSchema, EpssSchema, DistributionEvidenceSchema, PackageEvidenceSchema, FindingSchema, PageFindingSchema, FindingDecisionSchema, CveDetailSchema,

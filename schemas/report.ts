@@ -52,3 +52,21 @@ export const ReportQuerySchema = Type.Object({
   source: Type.Optional(StringEnum([...FINDING_SOURCES], { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided' })),
   minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Only findings whose confidenceScore is at least this; hosts are all listed' }))
 }, { additionalProperties: false })
+
+export const ReportLinkRequestSchema = Type.Object({
+  format: Type.Optional(StringEnum([...REPORT_FORMATS], { description: 'The report\'s format (default html: a page a browser opens)' })),
+  expiresIn: Type.Optional(Type.Integer({ minimum: 60, maximum: 3600, description: 'Seconds the link works (default 600, at most 3600)' })),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'As the report\'s `tag`' })),
+  minSeverity: Type.Optional(StringEnum([...REPORT_SEVERITIES], { description: 'As the report\'s `minSeverity`' })),
+  source: Type.Optional(StringEnum([...FINDING_SOURCES], { description: 'As the report\'s `source`' })),
+  minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'As the report\'s `minConfidence`' }))
+}, { $id: 'ReportLinkRequest', additionalProperties: false, description: 'What the link shows' })
+
+export const ReportLinkSchema = Type.Object({
+  url: Type.String({ description: 'The path of the report with its token, to open in a browser (prefix the service\'s address)' }),
+  expiresAt: Type.String({ format: 'date-time' })
+}, { $id: 'ReportLink', description: 'A link to a scan\'s report that works without a key until it expires, and only while the key that asked for it may still read the scan' })
+
+export const ReportLinkQuerySchema = Type.Object({
+  token: Type.String({ minLength: 10, maxLength: 2048, description: 'The token of a link from POST /app/scan/{id}/report/link' })
+}, { additionalProperties: false })

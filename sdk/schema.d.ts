@@ -384,6 +384,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/scan/{id}/report/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a short-lived link to a scan's report
+         * @description A link a browser opens without a key (the HTML report, shown inline), for `expiresIn` seconds (default 600, at most 3600). It shows what this key may see of the scan, with the filters given, and works only while this key exists and may read: revoking the key ends its links. Anyone holding the link can read the report until then. Needs the `reader` role or higher (any key).
+         */
+        post: operations["createScanReportLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/scan/{id}/report/shared": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a scan's report through a link
+         * @description The report a link from `POST /app/scan/{id}/report/link` names, without a key: the HTML report inline in the browser, other formats as attachments. A link that was changed, has expired, is for another scan, or whose key was revoked or may no longer read the scan is refused (403 `VULNSCAN_REPORT_LINK_REFUSED`, or 404 when the scan is out of its reach).
+         */
+        get: operations["getSharedScanReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/schedule": {
         parameters: {
             query?: never;
@@ -1041,6 +1081,37 @@ export interface components {
                     [key: string]: number;
                 };
             };
+        };
+        /** @description What the link shows */
+        ReportLinkRequest: {
+            /**
+             * @description The report's format (default html: a page a browser opens)
+             * @enum {string}
+             */
+            format?: "json" | "csv" | "sarif" | "html";
+            /** @description Seconds the link works (default 600, at most 3600) */
+            expiresIn?: number;
+            /** @description As the report's `tag` */
+            tag?: string;
+            /**
+             * @description As the report's `minSeverity`
+             * @enum {string}
+             */
+            minSeverity?: "none" | "low" | "medium" | "high" | "critical";
+            /**
+             * @description As the report's `source`
+             * @enum {string}
+             */
+            source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+            /** @description As the report's `minConfidence` */
+            minConfidence?: number;
+        };
+        /** @description A link to a scan's report that works without a key until it expires, and only while the key that asked for it may still read the scan */
+        ReportLink: {
+            /** @description The path of the report with its token, to open in a browser (prefix the service's address) */
+            url: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         /**
          * @description A host tag: lower-case letters, digits and `.` `_` `:` `-`, starting with a letter or digit, at most 63 characters. Tags group hosts (`prod`, `dmz`, `team:web`, `pci-dss`) for filters and scans.
@@ -4504,6 +4575,186 @@ export interface operations {
             };
             /** @description None of the accepted media types can be produced */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createScanReportLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description The link */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportLink"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSharedScanReport: {
+        parameters: {
+            query: {
+                /** @description The token of a link from POST /app/scan/{id}/report/link */
+                token: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ScanReport"];
+                    "text/csv": string;
+                    "application/sarif+json": Record<string, never>;
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

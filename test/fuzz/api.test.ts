@@ -84,12 +84,17 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
     webhookId, eventId: 'seed-failed-delivery', event: 'scan.completed', body: '{"event":"scan.completed"}',
     failedAt: new Date(T0).toISOString(), attempts: 5, statusCode: 503, error: 'the receiver answered 503'
   })
+  // A link to the ended scan's report, so that valid requests through links reach the report.
+  const link = await app.inject({ method: 'POST', url: '/app/scan/seed-ended/report/link', headers: auth, payload: { format: 'json' } })
+  if (link.statusCode !== 200) throw new Error(`seeding a report link: ${link.statusCode} ${link.body}`)
+  const linkToken = new URL((link.json() as { url: string }).url, 'http://x').searchParams.get('token') as string
   const credential = await app.inject({ method: 'POST', url: '/admin/credentials', headers: auth, payload: { name: 'seed-credential', type: 'ssh', username: 'vulnscan', password: 'seed-password' } })
   if (credential.statusCode !== 201) throw new Error(`seeding a credential: ${credential.statusCode} ${credential.body}`)
   return {
     app,
     dynamicKey: key,
     pools: {
+      query: { token: [linkToken] },
       params: {
         id: scanIds,
         // The seeded scans alone, not those the fuzz creates (queued, never comparable): a diff needs ended scans.
@@ -121,7 +126,7 @@ function poolsFor (op: Operation, world: World): Pools {
       : op.path.startsWith('/app/schedule')
         ? p.scheduleId
         : op.path.startsWith('/admin/webhook') ? p.webhookId : op.path.startsWith('/admin/credentials') ? p.credentialId : op.id === 'diffScan' ? p.diffId : p.id
-  return { params: { id, address: p.address, cveId: p.cveId, delivery: p.delivery }, bodyIds: TRICKY_IDS }
+  return { params: { id, address: p.address, cveId: p.cveId, delivery: p.delivery }, query: world.pools.query, bodyIds: TRICKY_IDS }
 }
 
 async function send (world: World, op: Operation, r: FuzzRequest): Promise<LightMyRequestResponse> {
@@ -227,7 +232,8 @@ function violations (op: Operation, r: FuzzRequest, res: LightMyRequestResponse)
     out.push({ kind: 'CSV without header', detail: `${status} CSV does not start with a header row: ${res.body.slice(0, 100)}` })
   }
   if (r.mutation === 'none') {
-    if (r.key === 'service' && (status === 401 || status === 403)) out.push({ kind: 'service key refused', detail: `the infrastructure key was refused with ${status}` })
+    // A public operation (security: []) takes no key: its 403 is its own credential's (a report link's token).
+    if (r.key === 'service' && !op.public && (status === 401 || status === 403)) out.push({ kind: 'service key refused', detail: `the infrastructure key was refused with ${status}` })
     if ((r.key === 'missing' || r.key === 'invalid') && !op.public && status !== 401) out.push({ kind: 'no key accepted', detail: `${r.key} key answered ${status}, not 401` })
   }
   return out

@@ -228,6 +228,19 @@ const RULES: Record<string, Rule> = {
     return cases
   },
 
+  createScanReportLink: async (_w, who) => [
+    { what: 'a link to a report inside the scope', method: 'POST', url: '/app/scan/seed-in/report/link', payload: {}, expect: 200 },
+    { what: 'a link to a report outside the scope', method: 'POST', url: '/app/scan/seed-out/report/link', payload: {}, expect: model.seesAddress(who, OUT) ? 200 : 404 }
+  ],
+  // Public: the link decides, whoever sends it (a key header is ignored); a link made up is refused.
+  getSharedScanReport: async (w) => {
+    const made = await w.app.inject({ method: 'POST', url: '/app/scan/seed-in/report/link', headers: { 'x-api-key': SERVICE_KEY }, payload: { format: 'json' } })
+    return [
+      { what: 'a report through a link', method: 'GET', url: (made.json() as { url: string }).url, expect: 200 },
+      { what: 'a link made up', method: 'GET', url: '/app/scan/seed-in/report/shared?token=bm90LWEtbGluaw.bm90LWEtbWFj', expect: 403 }
+    ]
+  },
+
   createSchedule: async (_w, who) => [
     { what: 'a schedule inside the scope', method: 'POST', url: '/app/schedule', payload: { cron: '0 3 * * *', scan: { targets: [{ value: IN, type: 'single_ip' }] } }, expect: 201 },
     { what: 'a schedule outside the scope', method: 'POST', url: '/app/schedule', payload: { cron: '0 3 * * *', scan: { targets: [{ value: OUT, type: 'single_ip' }] } }, expect: model.seesAddress(who, OUT) ? 201 : 403 }

@@ -234,6 +234,8 @@ export interface Pools {
    * is drawn, so ids added while the fuzz runs (scans it created) are drawn too.
    */
   params: Record<string, string[]>
+  /** Known values per query parameter name (a report link's token), mixed with generated ones in the same way. */
+  query?: Record<string, string[]>
   /** Ids a body's `id` takes now and then instead of a generated one: ids that once collided with store keys. */
   bodyIds?: string[]
 }
@@ -252,7 +254,15 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
   const params: Record<string, fc.Arbitrary<string>> = {}
   for (const p of op.parameters.filter((p) => p.in === 'path')) params[p.name] = paramArb(doc, p, pools)
   const query = op.parameters.filter((p) => p.in === 'query')
-  const queryArb = fc.tuple(...query.map((p) => fc.option(valid(doc, p.schema).map((v) => [p.name, String(v)] as [string, string]), { freq: 2 })))
+  const queryValue = (p: Parameter): fc.Arbitrary<string> => {
+    const gen = valid(doc, p.schema).map((v) => String(v))
+    const known = pools.query?.[p.name] ?? []
+    return known.length === 0 ? gen : fc.oneof({ arbitrary: fc.nat().map((i) => known[i % known.length]), weight: 2 }, { arbitrary: gen, weight: 1 })
+  }
+  // A required query parameter is always sent; an optional one now and then.
+  const queryArb = fc.tuple(...query.map((p) => p.required === true
+    ? queryValue(p).map((v) => [p.name, v] as [string, string])
+    : fc.option(queryValue(p).map((v) => [p.name, v] as [string, string]), { freq: 2 })))
   const ids = pools.bodyIds ?? []
   const bodyArb = op.body === undefined
     ? fc.constant(undefined)

@@ -1,12 +1,14 @@
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import accepts from '@fastify/accepts'
-import { errors, ref } from '../../../../schemas/common'
+import { errors, ref, reply } from '../../../../schemas/common'
 import { ScanIdParamsSchema, ScanSchema } from '../../../../schemas/scan'
 import { FindingSchema } from '../../../../schemas/finding'
 import { HostSchema } from '../../../../schemas/host'
-import { ReportQuerySchema, ScanReportSchema } from '../../../../schemas/report'
-import { ConflictError, NotAcceptableError } from '../../../../lib/errors'
+import { ReportLinkQuerySchema, ReportLinkRequestSchema, ReportLinkSchema, ReportQuerySchema, ScanReportSchema } from '../../../../schemas/report'
+import { ConflictError, NotAcceptableError, ReportLinkRefusedError } from '../../../../lib/errors'
+import { linkPrincipal, ReportLinkCodec, reportLinkKey, ReportLinkError, REPORT_LINK_TTL_DEFAULT } from '../../../../lib/report-links'
 import { scanView } from '../../../../lib/ownership'
 import { reportable, type ReportFormat, type ReportSource } from '../../../../lib/reports/gather'
 import { jsonReport, type JsonSerializers } from '../../../../lib/reports/json'
@@ -78,6 +80,41 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
   await fastify.register(accepts)
   // Compiled from the API's own response schemas on the first JSON report: the allow-lists of what leaves the server.
   let serializers: JsonSerializers | undefined
+  const links = new ReportLinkCodec(reportLinkKey(fastify.config))
+
+  /** The report of scan `id` as `request.principal` may see it; `inline` for a browser following a link. */
+  async function serve (request: FastifyRequest, reply: FastifyReply, id: string, format: ReportFormat,
+    { tag, minSeverity, source, minConfidence }: { tag?: string, minSeverity?: string, source?: string, minConfidence?: number }, inline: boolean): Promise<FastifyReply> {
+  const scan = scanView(fastify.owned.actor(request), await fastify.owned.read(request, 'scan', id))
+  if (!reportable(scan)) throw new ConflictError(`Scan '${id}' is ${scan.status}: its report is ready once it ends`)
+  const src: ReportSource = {
+    scan,
+    results: fastify.results,
+    filters: { ...(tag !== undefined ? { tag } : {}), ...(minSeverity !== undefined ? { minSeverity } : {}), ...(source !== undefined ? { source } : {}), ...(minConfidence !== undefined ? { minConfidence } : {}) } as ReportSource['filters'],
+    scope: fastify.owned.scope(request),
+    generatedAt: new Date().toISOString()
+  }
+  const f = FORMATS[format]
+  reply
+    .type(f.contentType)
+    .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="vulnscan-report-${id.replace(/[^A-Za-z0-9._-]/g, '_')}.${f.ext}"`)
+    .header('cache-control', 'no-store')
+  switch (format) {
+    case 'json':
+      serializers ??= {
+        scan: reply.compileSerializationSchema(ScanSchema) as unknown as JsonSerializers['scan'],
+        host: reply.compileSerializationSchema(HostSchema) as unknown as JsonSerializers['host'],
+        finding: reply.compileSerializationSchema(FindingSchema) as unknown as JsonSerializers['finding']
+      }
+      return reply.send(stream(jsonReport(src, serializers)))
+    case 'csv':
+      return reply.send(stream(csvReport(src)))
+    case 'sarif':
+      return reply.send(stream(sarifReport(src)))
+    case 'html':
+      return reply.header('content-security-policy', HTML_CSP).send(stream(htmlReport(src)))
+  }
+  }
 
   fastify.get('/:id/report', {
     schema: {
@@ -119,35 +156,62 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
       }
       format = BY_MEDIA.get(type as string) as ReportFormat
     }
-    const scan = scanView(fastify.owned.actor(request), await fastify.owned.read(request, 'scan', id))
+    return await serve(request, reply, id, format, { tag, minSeverity, source, minConfidence }, false)
+  })
+
+  fastify.post('/:id/report/link', {
+    config: { role: 'reader' },
+    schema: {
+      operationId: 'createScanReportLink',
+      tags: ['scans'],
+      summary: 'Get a short-lived link to a scan\'s report',
+      description: 'A link a browser opens without a key (the HTML report, shown inline), for `expiresIn` seconds (default ' +
+        `${REPORT_LINK_TTL_DEFAULT}, at most 3600). It shows what this key may see of the scan, with the filters given, and works only while ` +
+        'this key exists and may read: revoking the key ends its links. Anyone holding the link can read the report until then.',
+      params: ScanIdParamsSchema,
+      body: ref(ReportLinkRequestSchema),
+      response: { 200: reply(ReportLinkSchema, 'The link'), ...errors(400, 401, 404, 409, 413, 415, 429, 503) }
+    }
+  }, async (request) => {
+    const { id } = request.params
+    const { format = 'html', expiresIn = REPORT_LINK_TTL_DEFAULT, ...filters } = request.body ?? {}
+    const scan = await fastify.owned.read(request, 'scan', id)
     if (!reportable(scan)) throw new ConflictError(`Scan '${id}' is ${scan.status}: its report is ready once it ends`)
-    const src: ReportSource = {
-      scan,
-      results: fastify.results,
-      filters: { ...(tag !== undefined ? { tag } : {}), ...(minSeverity !== undefined ? { minSeverity } : {}), ...(source !== undefined ? { source } : {}), ...(minConfidence !== undefined ? { minConfidence } : {}) },
-      scope: fastify.owned.scope(request),
-      generatedAt: new Date().toISOString()
+    const expiresAt = Date.now() + expiresIn * 1000
+    const token = links.make({ scanId: id, format, filters: filters as Record<string, string | number>, keyId: request.principal?.id ?? 'unknown', expiresAt })
+    return { url: `/app/scan/${encodeURIComponent(id)}/report/shared?token=${token}`, expiresAt: new Date(expiresAt).toISOString() }
+  })
+
+  fastify.get('/:id/report/shared', {
+    config: { public: true },
+    schema: {
+      operationId: 'getSharedScanReport',
+      tags: ['scans'],
+      // No key: the link's token is the credential.
+      security: [],
+      summary: 'Open a scan\'s report through a link',
+      description: 'The report a link from `POST /app/scan/{id}/report/link` names, without a key: the HTML report inline in the ' +
+        'browser, other formats as attachments. A link that was changed, has expired, is for another scan, or whose key was ' +
+        'revoked or may no longer read the scan is refused (403 `VULNSCAN_REPORT_LINK_REFUSED`, or 404 when the scan is out of its reach).',
+      params: ScanIdParamsSchema,
+      querystring: ReportLinkQuerySchema,
+      response: {
+        200: { description: 'The report', content: { [FORMATS.html.media]: { schema: { type: 'string' } }, [FORMATS.json.media]: { schema: ref(ScanReportSchema) }, [FORMATS.csv.media]: { schema: { type: 'string' } }, [FORMATS.sarif.media]: { schema: { type: 'object' } } } },
+        ...errors(400, 403, 404, 409, 429, 503)
+      }
     }
-    const f = FORMATS[format]
-    reply
-      .type(f.contentType)
-      .header('content-disposition', `attachment; filename="vulnscan-report-${id.replace(/[^A-Za-z0-9._-]/g, '_')}.${f.ext}"`)
-      .header('cache-control', 'no-store')
-    switch (format) {
-      case 'json':
-        serializers ??= {
-          scan: reply.compileSerializationSchema(ScanSchema) as unknown as JsonSerializers['scan'],
-          host: reply.compileSerializationSchema(HostSchema) as unknown as JsonSerializers['host'],
-          finding: reply.compileSerializationSchema(FindingSchema) as unknown as JsonSerializers['finding']
-        }
-        return reply.send(stream(jsonReport(src, serializers)))
-      case 'csv':
-        return reply.send(stream(csvReport(src)))
-      case 'sarif':
-        return reply.send(stream(sarifReport(src)))
-      case 'html':
-        return reply.header('content-security-policy', HTML_CSP).send(stream(htmlReport(src)))
+  }, async (request, reply) => {
+    const { id } = request.params
+    let link
+    try {
+      link = links.read(request.query.token, id)
+      request.principal = await linkPrincipal(fastify.store, link.keyId)
+    } catch (err) {
+      if (err instanceof ReportLinkError) throw new ReportLinkRefusedError(err.message)
+      throw err
     }
+    const format = (link.format in FORMATS ? link.format : 'html') as ReportFormat
+    return await serve(request, reply, id, format, link.filters as { tag?: string, minSeverity?: string, source?: string, minConfidence?: number }, format === 'html')
   })
 }
 
