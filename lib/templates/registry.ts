@@ -3,7 +3,7 @@
 // refused (ids are finding rules: two templates may not share one).
 
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { delimiter, join, resolve } from 'node:path'
+import { basename, delimiter, join, resolve } from 'node:path'
 import type { KeyObject } from 'node:crypto'
 import { isRefusal, loadTemplate } from './load'
 import { signingKey } from './signing'
@@ -94,7 +94,7 @@ export function loadTemplateSet (config: TemplateConfig, projectDir = PROJECT_TE
     for (const t of s.templates) {
       const first = seen.get(t.id.toLowerCase())
       if (first !== undefined) {
-        out.refused.push({ file: t.file, id: t.id, origin: t.origin, reason: `id ${t.id} is already taken by ${first}` })
+        out.refused.push({ file: t.file, id: t.id, origin: t.origin, reason: `id ${t.id} is already taken by ${basename(first)}` })
         continue
       }
       seen.set(t.id.toLowerCase(), t.file)
