@@ -63,6 +63,7 @@ for (const backend of ['memory', 'redis'] as const) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vulnscan-templates-'))
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
     fs.writeFileSync(path.join(dir, 'acme-redis-info-open.yaml'), TEMPLATE)
+    // standard: full detection, which tries Redis's probe on any port (quick tries it on Redis's own ports only).
     const { app } = await build(t, backend, { WORKER_ENABLED: true, NVD_ON_DEMAND: false, TEMPLATES_DIR: dir })
 
     // A random free port on the daemon's own random loopback address: not Redis's 6379.
@@ -73,10 +74,10 @@ for (const backend of ['memory', 'redis'] as const) {
 
     const listed = await app.inject({ url: '/templates', headers: auth })
     t.equal(listed.statusCode, 200, listed.body)
-    t.match(listed.json().items, [{ id: 'acme-redis-info-open', severity: 'high', source: 'user', signed: 'unsigned', tags: ['redis', 'network', 'acme'] }])
+    t.match(listed.json().items.find((x: Record<string, unknown>) => x.id === 'acme-redis-info-open'), { severity: 'high', source: 'user', signed: 'unsigned', tags: ['redis', 'network', 'acme'], services: ['redis'], ports: [6379] })
 
     const scan = async (id: string): Promise<Record<string, any>> => {
-      const posted = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id, targets: [{ value: address, type: 'single_ip' }], options: { template: 'quick', ports: String(port) } } })
+      const posted = await app.inject({ method: 'POST', url: '/app/scan', headers: auth, payload: { id, targets: [{ value: address, type: 'single_ip' }], options: { template: 'standard', ports: String(port) } } })
       t.equal(posted.statusCode, 200, posted.body)
       const deadline = Date.now() + 60_000
       for (;;) {
