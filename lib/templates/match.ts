@@ -2,7 +2,7 @@
 // `data` (every read together; also `body`, `raw`, `all`, `response`), `request` (what was sent), and one part per
 // named input. A matcher's part that the exchange lacks is empty, never an error.
 
-import { evalExpression, str, truthy, type Vars } from './dsl'
+import { evalExpression, interpolate, str, truthy, type Vars } from './dsl'
 import { regexAll, regexTest } from './regex'
 import type { Extractor, Matcher } from './types'
 
@@ -34,7 +34,15 @@ function hexText (hex: string): string {
 function one (m: Matcher, text: string, value: string, vars: Vars): boolean {
   switch (m.type) {
     case 'word': {
-      const w = m.encoding === 'hex' ? hexText(value) : value
+      let v = value
+      if (v.includes('{{')) {
+        try {
+          v = interpolate(v, vars)
+        } catch {
+          return false
+        }
+      }
+      const w = m.encoding === 'hex' ? hexText(v) : v
       return m.caseInsensitive ? text.toLowerCase().includes(w.toLowerCase()) : text.includes(w)
     }
     case 'regex': return regexTest(m.caseInsensitive ? `(?i)${value}` : value, text)

@@ -1,6 +1,7 @@
 // The expression language of templates: helper functions, operators, interpolation, and refusal of what it lacks.
 import { test } from 'tap'
 import { evalExpression, expressionProblem, interpolate, versionCompare } from '../../../lib/templates/dsl'
+import { runMatcher } from '../../../lib/templates/match'
 
 test('helpers compute as documented', async (t) => {
   const v = { data: 'Redis_Version:7.2.4\r\n', n: 3 }
@@ -46,4 +47,10 @@ test('unknown names throw at evaluation; unknown functions are a load-time probl
 test('interpolation replaces each marker by its value', async (t) => {
   t.equal(interpolate('PING {{Host}}:{{Port}} {{to_upper("x")}}', { Host: '127.9.0.1', Port: '6380' }), 'PING 127.9.0.1:6380 X')
   t.throws(() => interpolate('{{nothere}}', {}), /unknown name/)
+})
+
+test('word matchers interpolate their markers', async (t) => {
+  const m = { type: 'word' as const, part: 'data', condition: 'or' as const, negative: false, caseInsensitive: false, internal: false, values: ['port {{Port}}'], sizes: [] }
+  t.equal(runMatcher(m, { data: 'listening on port 6380', request: '' }, { Port: '6380' }).ok, true)
+  t.equal(runMatcher(m, { data: 'listening on port 6380', request: '' }, {}).ok, false, 'an unknown name is no match')
 })
