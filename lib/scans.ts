@@ -12,7 +12,7 @@ export interface ScanRequestInput {
   id?: string
   /** May be absent or empty when `targetTags` names the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, credentials?: string[] }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, credentials?: string[], intrusive?: boolean }
   priority?: number
   /** Tags added to every host the scan finds up. */
   tags?: string[]
@@ -84,6 +84,7 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     udp: req.options?.udp,
     udpPorts: req.options?.udpPorts,
     discovery: req.options?.discovery,
+    ...(req.options?.intrusive === true ? { intrusive: true } : {}),
     ...(req.options?.credentials !== undefined && req.options.credentials.length > 0 ? { credentials: [...req.options.credentials] } : {}),
     priority: req.priority ?? DEFAULT_PRIORITY,
     ...(tags.length > 0 ? { tags } : {}),

@@ -29,7 +29,7 @@ export const GATE_STATUSES: readonly FindingStatus[] = ['open', 'reopened']
  * or one of vulnscan's own exposure checks (lib/scanner/checks/catalogue.ts: a service that lets anyone in, a weak
  * transport), whose findings carry the check's `VULNSCAN-…` id where CVE findings carry a CVE id.
  */
-export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution', 'vulnscan'] as const
+export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution', 'vulnscan', 'template'] as const
 export type FindingSource = typeof FINDING_SOURCES[number]
 
 /** Finding list orders; risk is KEV (known ransomware use first), then EPSS, then CVSS. */

@@ -30,6 +30,7 @@ export default fp(async function swaggerPlugin (fastify) {
         { name: 'health', description: 'Liveness and dependencies' },
         { name: 'scans', description: 'Post scans and follow them' },
         { name: 'hosts', description: 'Hosts found by scans' },
+        { name: 'templates', description: 'Nuclei-format network templates the scans run (the project\'s and TEMPLATES_DIR\'s)' },
         { name: 'schedules', description: 'Scans started at the due times of a cron expression' },
         { name: 'credentials', description: 'SSH logins for credentialed scans, kept encrypted; secrets are write-only (the infrastructure key or an admin key; operators name them in scans)' },
         { name: 'webhooks', description: 'Events posted to your URLs: scans that end, new findings (the infrastructure key or an admin key)' },

@@ -14,6 +14,7 @@ import {
   ScanStatusSchema, ScanSummarySchema, TargetSchema
 } from './scan'
 import { ReportLinkRequestSchema, ReportLinkSchema, ScanReportSchema } from './report'
+import { RefusedTemplateSchema, TemplateInfoSchema, TemplateListSchema } from './template'
 import { CredentialCreateSchema, CredentialRotationSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
 
 export const sharedSchemas = [
@@ -29,5 +30,6 @@ export const sharedSchemas = [
   WebhookUrlSchema, WebhookFilterSchema, WebhookCreateSchema, WebhookPatchSchema, WebhookSchema, WebhookCreatedSchema, PageWebhookSchema,
   WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema, WebhookRedeliverySchema,
   ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema,
-  PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, CredentialRotationSchema
+  PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, CredentialRotationSchema,
+  TemplateInfoSchema, RefusedTemplateSchema, TemplateListSchema
 ]

@@ -584,6 +584,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the templates scans run
+         * @description The Nuclei-format network templates loaded from the project's templates/ and the TEMPLATES_DIR directories: id (the `rule` of their findings), severity, tags, source, whether signed, the services and ports they bind to, and whether intrusive; then the templates refused, with the reason. docs/templates.md explains the format supported. Needs the `reader` role or higher (any key).
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vulnerability": {
         parameters: {
             query?: never;
@@ -892,6 +912,11 @@ export interface components {
              * @default true
              */
             discovery?: boolean;
+            /**
+             * @description Also run intrusive templates and checks: those tagged intrusive, dos, bruteforce, default-login or fuzz, which try logins with documented default passwords or send what may disturb a fragile service (docs/templates.md lists them). Default false: only read-only exchanges
+             * @default false
+             */
+            intrusive?: boolean;
             /** @description Stored SSH credentials (POST /admin/credentials) to log in to every host found up with, by id or name, tried in order (the next only when a host refuses the previous). The host's package list is then decided by its distribution's tracker: package findings on port 0, `source: distribution`, `rule: package`, and the banner findings of the same packages decided by what is installed. Any key that may post scans may name any credential, within the credential's `scope` (403 for a target outside it); the scan stores their ids */
             credentials?: string[];
         };
@@ -1008,6 +1033,8 @@ export interface components {
             udpPorts?: string;
             /** @description false when host discovery was switched off */
             discovery?: boolean;
+            /** @description true when intrusive templates and checks were asked for */
+            intrusive?: boolean;
             /** @description Ids of the credentials the scan logs in with */
             credentials?: string[];
             priority: number;
@@ -1053,7 +1080,7 @@ export interface components {
                     /** @enum {string} */
                     minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                     /** @enum {string} */
-                    source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                    source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                     minConfidence?: number;
                 };
             };
@@ -1102,7 +1129,7 @@ export interface components {
              * @description As the report's `source`
              * @enum {string}
              */
-            source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+            source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
             /** @description As the report's `minConfidence` */
             minConfidence?: number;
         };
@@ -1348,7 +1375,7 @@ export interface components {
              * @description The data that decided the status: nvd (an NVD configuration), cna (the CVE record of the CNA), adp (CISA Vulnrichment), distribution (the distribution security tracker), vulnscan (one of vulnscan's own exposure checks: `GET /vulnerability/check` lists them)
              * @enum {string}
              */
-            source: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+            source: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
             /** @description The exact rule of that source that decided it */
             rule: string;
             /**
@@ -2310,6 +2337,50 @@ export interface components {
             resealed: number;
             /** @description Secrets that were under the current key already */
             current: number;
+        };
+        TemplateInfo: {
+            /** @description The template id: the `rule` of its findings (their `cveId` is `VULNSCAN-TEMPLATE-<ID>`) */
+            id: string;
+            name: string;
+            /**
+             * @description From the template's info (info becomes finding severity none)
+             * @enum {string}
+             */
+            severity: "critical" | "high" | "medium" | "low" | "info" | "unknown";
+            tags: string[];
+            /** @description classification.cve-id */
+            cveIds: string[];
+            /**
+             * @description project: vulnscan's own templates/; user: a TEMPLATES_DIR directory
+             * @enum {string}
+             */
+            source: "project" | "user";
+            /**
+             * @description signed: its `# digest:` line verifies with TEMPLATES_SIGNING_CERT; unsigned otherwise (no key configured, or no digest)
+             * @enum {string}
+             */
+            signed: "signed" | "unsigned";
+            /** @description Services it runs on wherever detection found them */
+            services: string[];
+            /** @description Ports it declares: it runs there only when detection could not name the service */
+            ports: number[];
+            /** @description Runs only when the scan sets `options.intrusive` */
+            intrusive: boolean;
+        };
+        RefusedTemplate: {
+            /** @description The file's name (without its directory) */
+            file: string;
+            id?: string;
+            /** @enum {string} */
+            source: "project" | "user";
+            /** @description Why it does not run (an unsupported protocol or feature, matchers that match an empty reply, a bad signature …) */
+            reason: string;
+        };
+        TemplateList: {
+            items: components["schemas"]["TemplateInfo"][];
+            total: number;
+            /** @description Templates found but not loaded, with the reason */
+            refused: components["schemas"]["RefusedTemplate"][];
         };
     };
     responses: never;
@@ -4522,7 +4593,7 @@ export interface operations {
                 /** @description Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed */
                 minSeverity?: "none" | "low" | "medium" | "high" | "critical";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0) and the banner findings a tracker decided */
-                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this; hosts are all listed */
                 minConfidence?: number;
             };
@@ -5737,7 +5808,7 @@ export interface operations {
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
-                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
@@ -5822,6 +5893,53 @@ export interface operations {
             };
         };
     };
+    listTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The loaded and the refused templates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listFindings: {
         parameters: {
             query?: {
@@ -5844,7 +5962,7 @@ export interface operations {
                 /** @description Only findings of this confidence */
                 confidence?: "high" | "medium" | "low";
                 /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
-                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan";
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
                 /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */

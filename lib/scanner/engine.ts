@@ -33,6 +33,11 @@ export interface ScanHostsOptions {
   /** Replaces the exposure checks (tests of the pipeline itself). */
   checks?: (target: CheckTarget) => Promise<PortChecks>
   /**
+   * The templates (lib/templates/) of a port, run beside its exposure checks when the template runs checks: their
+   * hits are exposures too, and the port is concluded only when both concluded.
+   */
+  templates?: (target: CheckTarget) => Promise<PortChecks>
+  /**
    * Host discovery before the port scan when there are several addresses (default true): addresses
    * that answer no discovery connect are reported down without a port scan. false scans every address.
    */
@@ -205,7 +210,9 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
       services.set(port, info)
       if (template.checks && !inner.signal.aborted) {
         try {
-          checked.set(port, await check({ host: scanned.address, port, service: info, hostnames, signal: inner.signal }))
+          const target = { host: scanned.address, port, service: info, hostnames, signal: inner.signal }
+          const [c, t] = await Promise.all([check(target), opts.templates?.(target) ?? null])
+          checked.set(port, t === null ? c : { exposures: [...c.exposures, ...t.exposures], concluded: c.concluded && t.concluded })
         } catch {
           checked.set(port, { exposures: [], concluded: false })
         }

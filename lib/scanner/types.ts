@@ -1,5 +1,7 @@
 // Shapes shared by the scanner engine, the scan worker and the API. No Fastify imports here.
 
+import type { TemplateHit } from '../templates/types'
+
 export type TargetType = 'single_ip' | 'ip_range' | 'cidr' | 'dns_name'
 
 export interface Target {
@@ -70,6 +72,8 @@ export interface ServiceInfo {
 export interface PortExposure {
   check: string
   evidence: string
+  /** Set when a template (lib/templates/) proved it: `check` is then the template's id. */
+  template?: TemplateHit
 }
 
 export interface PortResult {

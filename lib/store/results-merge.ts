@@ -32,9 +32,9 @@ export function isHiddenByDefault (status: FindingStatus): boolean {
 /** Statuses a later scan moves to fixed when it no longer sees the finding on a settled port. */
 const SETTLEABLE = new Set<FindingStatus>(['open', 'reopened', 'fixed_by_distribution', 'potential'])
 
-/** A finding of one of vulnscan's own exposure checks (settled by `settledChecks`), not of a CVE. */
+/** A finding of one of vulnscan's own exposure checks or of a template (settled by `settledChecks`), not of a CVE. */
 export function isCheckFinding (f: Pick<NewFinding, 'source'>): boolean {
-  return f.source === 'vulnscan'
+  return f.source === 'vulnscan' || f.source === 'template'
 }
 
 /**

@@ -2,6 +2,7 @@
 // ends, and the hosts written in batches; then the batch's summary is handed to `finish`. A batch stops within
 // `cancelPollMs` of a cancellation and at the scan's time limit; what it scanned before either is kept.
 import { scanHosts } from '../scanner/engine'
+import { templatePortRunner, templateSet } from '../templates/index'
 import { getTemplate } from '../scanner/templates'
 import type { ExpandedHost } from '../scanner/targets'
 import type { HostResult, Template } from '../scanner/types'
@@ -132,6 +133,18 @@ async function writeHost (s: HostStep, host: HostResult): Promise<void> {
   })
 }
 
+/** The templates hook of a batch: the configured set, intrusive ones only when the scan asked for them. */
+function portTemplates (config: BatchContext['deps']['config'], intrusive: boolean, log: BatchContext['deps']['log']): ReturnType<typeof templatePortRunner> {
+  if (config.TEMPLATES_DIR === undefined) return undefined
+  try {
+    const set = templateSet({ TEMPLATES_DIR: config.TEMPLATES_DIR, TEMPLATES_SIGNING_CERT: config.TEMPLATES_SIGNING_CERT ?? '', TEMPLATES_REQUIRE_SIGNED: config.TEMPLATES_REQUIRE_SIGNED ?? false })
+    return templatePortRunner(set.templates, { intrusive })
+  } catch (err) {
+    log.warn({ err: { message: (err as Error).message } }, 'templates could not be loaded; the scan runs without them')
+    return undefined
+  }
+}
+
 export async function runBatch (ctx: BatchContext, scanId: string, batch: number, hosts: ExpandedHost[], jobSignal: AbortSignal): Promise<void> {
   const { store, nvd, config, log } = ctx.deps
   const scan = await store.getScan(scanId)
@@ -161,6 +174,7 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
   try {
     await scanHosts(hosts, {
       template,
+      templates: portTemplates(config, scan.intrusive === true, log),
       signal: ac.signal,
       concurrency: config.SCAN_CONCURRENCY,
       perHostConcurrency: config.SCAN_HOST_CONCURRENCY,

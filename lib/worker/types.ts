@@ -28,6 +28,10 @@ export interface RunnerConfig {
   SCAN_TIMEOUT: number
   /** Seconds between sweeps for orphaned scans; also how old a scan must be to count as one (default 60). */
   SCAN_SWEEP_INTERVAL?: number
+  /** Templates (lib/templates/): absent, none run (runners built by hand in tests). */
+  TEMPLATES_DIR?: string
+  TEMPLATES_SIGNING_CERT?: string
+  TEMPLATES_REQUIRE_SIGNED?: boolean
 }
 
 export interface RunnerLogger {

@@ -146,6 +146,8 @@ const RULES: Record<string, Rule> = {
   rotateCredentialsKey: async () => [{ what: 'the secrets', method: 'POST', url: '/admin/credentials/rotate', expect: 200 }],
 
   getHealth: async () => [{ what: 'health', method: 'GET', url: '/health', expect: 200 }],
+  // The loaded templates: no addresses in them, so every role reads the same list.
+  listTemplates: async () => [{ what: 'templates', method: 'GET', url: '/templates', expect: 200 }],
 
   createScan: async (w, who) => {
     const seeded = await scan(w, 'admin', [IN])

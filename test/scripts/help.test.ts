@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 
 const ROOT = path.join(__dirname, '..', '..')
-const SCRIPTS = ['nvd-import', 'nvd-match', 'nvd-sync', 'cve-import', 'distro-import', 'kev-import', 'epss-import', 'keys', 'scan']
+const SCRIPTS = ['nvd-import', 'nvd-match', 'nvd-sync', 'cve-import', 'distro-import', 'kev-import', 'epss-import', 'keys', 'scan', 'templates-check']
 
 function run (script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
   return new Promise((resolve) => {

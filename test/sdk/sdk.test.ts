@@ -213,6 +213,12 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.DELETE('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 204)
     })
 
+    t.test('templates: the loaded network templates, with what was refused', async (t) => {
+      const listed = await admin.GET('/templates')
+      t.equal(listed.response.status, 200)
+      t.ok((listed.data?.items.length ?? 0) > 0, `${listed.data?.items.length ?? 0} templates loaded (the project's own)`)
+    })
+
     t.test('credentials: store, list, read without the secret, rotate, re-seal, delete', async (t) => {
       const created = await admin.POST('/admin/credentials', { body: { name: 'sdk-credential', type: 'ssh', username: 'scanner', password: 'sdk-secret-1' } })
       t.equal(created.response.status, 201)
@@ -273,6 +279,14 @@ test('every operation through the generated client agrees with openapi.yaml', as
         t.equal(other.response.status, 200, format)
         t.match(other.response.headers.get('content-disposition'), new RegExp(`filename="vulnscan-report-.*\\.${format}"`))
       }
+      const link = await admin.POST('/app/scan/{id}/report/link', { params: { path: { id: scanId } }, body: { expiresIn: 120 } })
+      t.equal(link.response.status, 200, 'a link to the report')
+      const token = new URL(link.data!.url, baseUrl).searchParams.get('token') ?? ''
+      const shared = await client().GET('/app/scan/{id}/report/shared', { params: { path: { id: scanId }, query: { token } }, parseAs: 'text' })
+      t.equal(shared.response.status, 200, 'opened without a key')
+      t.match(shared.response.headers.get('content-disposition'), /^inline;/)
+      const forged = await client().GET('/app/scan/{id}/report/shared', { params: { path: { id: scanId }, query: { token: `${token.split('.')[0]}.AAAAAAAAAAAA` } } })
+      t.equal(forged.response.status, 403, 'a changed link is refused')
       const missing = await admin.GET('/app/scan/{id}/report', { params: { path: { id: 'no-such-scan' } } })
       t.equal(missing.response.status, 404)
     })
@@ -360,7 +374,15 @@ test('every operation through the generated client agrees with openapi.yaml', as
       const csv = await admin.GET('/vulnerability', { params: { query: { host: '127.0.0.1' } }, headers: { accept: 'text/csv' }, parseAs: 'text' })
       t.equal(csv.response.status, 200)
       t.match(csv.response.headers.get('content-type'), /^text\/csv/)
-      const rows = (csv.data as string).trim().split(/\r?\n/)
+      // Records, not lines: a quoted field may hold line breaks (a template's evidence quotes a protocol's reply).
+      const rows: string[] = []
+      let quoted = false
+      let row = ''
+      for (const ch of (csv.data as string).trim()) {
+        if (ch === '"') quoted = !quoted
+        if (!quoted && ch === '\n') { rows.push(row.replace(/\r$/, '')); row = '' } else row += ch
+      }
+      rows.push(row)
       t.equal(rows.length, page.total + 1, 'a header row and one row per finding')
       t.match(rows.slice(1).join('\n'), first.cveId)
       const refused = await admin.GET('/vulnerability', { headers: { accept: 'application/xml' } })
