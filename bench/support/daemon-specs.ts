@@ -455,8 +455,11 @@ export function rpcbind (): DaemonSpec {
 /** SMB over direct TCP on its own port, on the daemon's address alone. */
 export const SMB_PORT = 445
 
-/** Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory. */
-export function smbd (): DaemonSpec {
+/**
+ * Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory; with `smb1`,
+ * speaking SMB1 (NT1) only, as Samba 3.x did.
+ */
+export function smbd (opts: { smb1?: boolean } = {}): DaemonSpec {
   return {
     pkg: 'samba',
     binary: '/usr/sbin/smbd',
@@ -467,7 +470,8 @@ export function smbd (): DaemonSpec {
       'smb.conf': ['[global]', `  interfaces = ${host}`, '  bind interfaces only = yes', `  smb ports = ${SMB_PORT}`, '  disable netbios = yes',
         '  server role = standalone server', '  netbios name = VULNSCANTEST', '  workgroup = VULNSCAN',
         ...['pid directory', 'lock directory', 'state directory', 'cache directory', 'private dir'].map((k) => `  ${k} = ${dir}`),
-        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`, ''].join('\n')
+        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`,
+        ...(opts.smb1 === true ? ['  server min protocol = NT1', '  server max protocol = NT1'] : []), ''].join('\n')
     }),
     // A process group of its own (no --no-process-group): smbd signals its whole group when it stops.
     args: ({ dir }) => ['--foreground', '--debug-stdout', '-s', path.join(dir, 'smb.conf')],

@@ -9,12 +9,13 @@ import { openTls } from '../tls'
 import type { ServiceInfo } from '../types'
 import type { CheckSession, CheckTarget, PortCheck, PortChecks } from './session'
 import { ACCESS_CHECKS } from './access'
+import { LEGACY_PORT_CHECKS } from './legacy'
 import { TRANSPORT_CHECKS } from './transport'
 
 export { evidenceOf } from './session'
 export type { CheckResult, CheckSession, CheckTarget, Exposure, PortCheck, PortChecks } from './session'
 
-export const PORT_CHECKS: readonly PortCheck[] = [...ACCESS_CHECKS, ...TRANSPORT_CHECKS]
+export const PORT_CHECKS: readonly PortCheck[] = [...ACCESS_CHECKS, ...TRANSPORT_CHECKS, ...LEGACY_PORT_CHECKS]
 
 const DEFAULT_BUDGET_MS = 6000
 const REPLY_MS = 3000

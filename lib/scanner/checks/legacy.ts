@@ -1,0 +1,25 @@
+// Checks of the services of old and neglected hosts (catalogue entries in ./legacy-catalogue.ts). Each asks the
+// one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, …
+
+import { complete as smbComplete } from '../probes/smb'
+import * as smb1 from '../probes/smb1'
+import { evidenceOf, withConn, type CheckResult, type PortCheck } from './session'
+
+const exposed = (check: string, evidence: string): CheckResult => [{ check, evidence: evidenceOf(evidence) }]
+
+const smb1Enabled: PortCheck = {
+  ids: ['VULNSCAN-SMB1-ENABLED'],
+  applies: (svc) => svc.service === 'smb',
+  run: async (s) => await withConn(s, async (c) => {
+    c.write(smb1.negotiateRequest())
+    const reply = await c.read(smbComplete, s.wait())
+    const n = smb1.parseNegotiate(reply)
+    if (n !== null) {
+      return exposed('VULNSCAN-SMB1-ENABLED', `NEGOTIATE offering only NT LM 0.12 was accepted (${n.extendedSecurity ? 'extended security' : 'challenge/response'}, signing ${n.signingRequired ? 'required' : 'not required'})`)
+    }
+    // A refusal (no dialect chosen, an SMB2 answer, or the connection dropped) rules SMB1 out; silence does not.
+    return reply.length > 0 || c.closed ? [] : null
+  })
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled]
