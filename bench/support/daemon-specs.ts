@@ -764,3 +764,18 @@ export function dockerd (tls?: DockerdTls): DaemonSpec {
     }
   }
 }
+
+export const DISTCC_PORT = 3632
+
+/** distccd accepting jobs from the loopback network (`--allow`), or from one other address only (refusing ours). */
+export function distccd (opts: { allow?: string } = {}): DaemonSpec {
+  return {
+    pkg: 'distcc',
+    binary: '/usr/bin/distccd',
+    env: ({ dir }) => ({ TMPDIR: dir }),
+    prepare: () => [['chmod', ['1777', '.']]],
+    args: ({ host }) => ['--daemon', '--no-detach', '--log-stderr', '--log-level=notice', '--user', 'nobody', '--jobs', '2',
+      '--allow', opts.allow ?? '127.0.0.0/8', '--listen', host, '--port', String(DISTCC_PORT)],
+    ready: async ({ host }) => await accepts(host, DISTCC_PORT)
+  }
+}

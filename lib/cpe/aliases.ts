@@ -138,6 +138,8 @@ const TABLE: Entry[] = [
   { names: ['vsftpd'], targets: [{ vendor: 'vsftpd_project', product: 'vsftpd' }] },
   { names: ['pure-ftpd'], targets: [{ vendor: 'pureftpd', product: 'pure-ftpd' }] },
   { names: ['samba'], targets: [{ vendor: 'samba', product: 'samba' }] },
+  // Unverified against a CVE record's configuration (CVE-2004-2687 names no product); Nessus plugin 12638 names distcc:distcc.
+  { names: ['distccd', 'distcc'], targets: [{ vendor: 'distcc', product: 'distcc' }] },
   { names: ['memcached'], targets: [{ vendor: 'memcached', product: 'memcached' }] },
   { names: ['mongodb'], targets: [{ vendor: 'mongodb', product: 'mongodb' }] },
   { names: ['elasticsearch'], targets: [{ vendor: 'elastic', product: 'elasticsearch' }] },

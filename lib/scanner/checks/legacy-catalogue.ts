@@ -13,5 +13,15 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'A NEGOTIATE offering only the `NT LM 0.12` dialect is answered with that dialect chosen.',
     services: ['smb'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-DISTCC-JOBS',
+    title: 'distccd runs compile jobs for anyone',
+    severity: 'critical',
+    severityReason: 'distccd runs the command line a client sends with its own privileges: anyone it accepts jobs from executes commands on the server (CVE-2004-2687).',
+    remediation: 'Restrict distccd to the build hosts (`--allow <network>` / `ALLOWEDNETS`, listen on an internal address only), or use distcc over SSH; firewall port 3632.',
+    evidence: 'A harmless compile job (`cc -c` on one declaration, `int vulnscan_probe;`) sent without authentication is answered with DONE and the compiler\'s status and object file.',
+    services: ['distccd'],
+    reads: false
   }
 ]

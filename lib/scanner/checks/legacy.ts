@@ -1,6 +1,8 @@
 // Checks of the services of old and neglected hosts (catalogue entries in ./legacy-catalogue.ts). Each asks the
-// one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, …
+// one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, a harmless
+// compile job, …
 
+import * as distcc from '../probes/distcc'
 import { complete as smbComplete } from '../probes/smb'
 import * as smb1 from '../probes/smb1'
 import { evidenceOf, withConn, type CheckResult, type PortCheck } from './session'
@@ -22,4 +24,20 @@ const smb1Enabled: PortCheck = {
   })
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled]
+const distccJobs: PortCheck = {
+  ids: ['VULNSCAN-DISTCC-JOBS'],
+  applies: (svc) => svc.service === 'distccd',
+  run: async (s) => await withConn(s, async (c) => {
+    c.write(distcc.jobRequest())
+    const reply = await c.read(distcc.complete, s.wait())
+    const r = distcc.parseReply(reply)
+    if (r !== null) {
+      return exposed('VULNSCAN-DISTCC-JOBS', `a compile job (${distcc.JOB_ARGS.join(' ')}) was run without authentication: protocol ${r.protocol}, ` +
+        `compiler status ${r.status}, ${r.objectBytes}-byte object file${r.compiler !== undefined ? ` from ${r.compiler}` : ''}`)
+    }
+    // distccd drops a client it does not allow without a word: the connection closed with nothing is a refusal.
+    return reply.length > 0 || c.closed ? [] : null
+  })
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs]

@@ -7,6 +7,7 @@ import type { ProbeDescriptor } from './descriptor'
 import { probe as amqp } from './amqp'
 import { probe as cassandra } from './cassandra'
 import { probe as clickhouse } from './clickhouse'
+import { probe as distcc } from './distcc'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
 import { probe as ftp } from './ftp'
@@ -45,7 +46,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
-  kafka, cassandra
+  kafka, cassandra, distcc
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
