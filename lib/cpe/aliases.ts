@@ -139,6 +139,8 @@ const TABLE: Entry[] = [
   { names: ['pure-ftpd'], targets: [{ vendor: 'pureftpd', product: 'pure-ftpd' }] },
   { names: ['samba'], targets: [{ vendor: 'samba', product: 'samba' }] },
   // Unverified against a CVE record's configuration (CVE-2004-2687 names no product); Nessus plugin 12638 names distcc:distcc.
+  // x.org:xorg-server: CVE-2023-5367's configuration names it.
+  { names: ['x.org x server', 'xorg-server', 'x.org'], targets: [{ vendor: 'x.org', product: 'xorg-server' }] },
   { names: ['distccd', 'distcc'], targets: [{ vendor: 'distcc', product: 'distcc' }] },
   { names: ['memcached'], targets: [{ vendor: 'memcached', product: 'memcached' }] },
   { names: ['mongodb'], targets: [{ vendor: 'mongodb', product: 'mongodb' }] },

@@ -23,5 +23,15 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'A harmless compile job (`cc -c` on one declaration, `int vulnscan_probe;`) sent without authentication is answered with DONE and the compiler\'s status and object file.',
     services: ['distccd'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-X11-OPEN',
+    title: 'X11 server accepts connections from anyone',
+    severity: 'critical',
+    severityReason: 'Any client that reaches the port can read the screen, log keystrokes (passwords included) and type into every window of the session.',
+    remediation: 'Start the X server with `-nolisten tcp` (the default of current servers), never with `-ac` or `xhost +`; use SSH X11 forwarding for remote clients.',
+    evidence: 'A connection setup with no authorization protocol is answered Success (first byte 1) instead of Failed or Authenticate.',
+    services: ['x11'],
+    reads: false
   }
 ]

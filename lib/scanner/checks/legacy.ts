@@ -1,9 +1,10 @@
 // Checks of the services of old and neglected hosts (catalogue entries in ./legacy-catalogue.ts). Each asks the
 // one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, a harmless
-// compile job, …
+// compile job, an X11 connection setup, …
 
 import * as distcc from '../probes/distcc'
 import { complete as smbComplete } from '../probes/smb'
+import * as x11 from '../probes/x11'
 import * as smb1 from '../probes/smb1'
 import { evidenceOf, withConn, type CheckResult, type PortCheck } from './session'
 
@@ -40,4 +41,18 @@ const distccJobs: PortCheck = {
   })
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs]
+const x11Open: PortCheck = {
+  ids: ['VULNSCAN-X11-OPEN'],
+  applies: (svc) => svc.service === 'x11',
+  run: async (s) => await withConn(s, async (c) => {
+    c.write(x11.setupRequest)
+    const reply = await c.read(x11.complete, s.wait())
+    const setup = x11.parseSetup(reply)
+    if (setup === null) return reply.length > 0 ? [] : null
+    if (setup.status !== 'success') return []
+    return exposed('VULNSCAN-X11-OPEN', `connection setup without authorization accepted: X11 ${setup.major}.${setup.minor}` +
+      `${setup.vendor !== undefined ? `, vendor ${setup.vendor} release ${setup.release ?? '?'}` : ''}${setup.screens !== undefined ? `, ${setup.screens} screen(s)` : ''}`)
+  })
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open]

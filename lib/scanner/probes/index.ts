@@ -36,6 +36,7 @@ import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
 import { probe as tls } from './tls'
 import { probe as vnc } from './vnc'
+import { probe as x11 } from './x11'
 import { probe as xmpp } from './xmpp'
 import { probe as zookeeper } from './zookeeper'
 
@@ -46,7 +47,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
-  kafka, cassandra, distcc
+  kafka, cassandra, distcc, x11
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */
