@@ -779,3 +779,17 @@ export function distccd (opts: { allow?: string } = {}): DaemonSpec {
     ready: async ({ host }) => await accepts(host, DISTCC_PORT)
   }
 }
+
+/**
+ * A bind shell: socat handing each connection to a shell (`sh`: silent until given a line; `bash`: bash -i on a
+ * pseudo-terminal, which greets with its prompt). Children end when their connection closes.
+ */
+export function socatShell (kind: 'sh' | 'bash'): DaemonSpec {
+  return {
+    pkg: 'socat',
+    binary: '/usr/bin/socat',
+    args: ({ host, port }) => [`TCP-LISTEN:${port},bind=${host},reuseaddr,fork`,
+      kind === 'sh' ? 'EXEC:/bin/sh,stderr' : 'EXEC:/bin/bash --norc --noprofile -i,pty,stderr,sane'],
+    env: () => ({ PS1: '\\s-\\v\\$ ', HOME: '/nonexistent' })
+  }
+}

@@ -33,5 +33,15 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'A connection setup with no authorization protocol is answered Success (first byte 1) instead of Failed or Authenticate.',
     services: ['x11'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-SHELL-NOAUTH',
+    title: 'A command shell answers without authentication (bind shell)',
+    severity: 'critical',
+    severityReason: 'Anyone who reaches the port runs commands on the host as the shell\'s user, often root: the mark of a backdoor or a forgotten debugging listener.',
+    remediation: 'Treat the host as compromised until shown otherwise: find and stop the process listening on the port (`ss -ltnp`), remove how it is started, and investigate how it got there.',
+    evidence: 'The port greets with a shell prompt, or answers the line `id` with `uid=… gid=…` (a command that only prints the user).',
+    services: ['bindshell'],
+    reads: false
   }
 ]

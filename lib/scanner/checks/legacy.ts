@@ -1,8 +1,9 @@
 // Checks of the services of old and neglected hosts (catalogue entries in ./legacy-catalogue.ts). Each asks the
 // one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, a harmless
-// compile job, an X11 connection setup, …
+// compile job, an X11 connection setup, `id` to a shell, …
 
 import * as distcc from '../probes/distcc'
+import * as shell from '../probes/shell'
 import { complete as smbComplete } from '../probes/smb'
 import * as x11 from '../probes/x11'
 import * as smb1 from '../probes/smb1'
@@ -55,4 +56,17 @@ const x11Open: PortCheck = {
   })
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open]
+const shellNoAuth: PortCheck = {
+  ids: ['VULNSCAN-SHELL-NOAUTH'],
+  applies: (svc) => svc.service === 'bindshell',
+  run: async (s) => await withConn(s, async (c) => {
+    c.write(shell.request)
+    const reply = await c.read((r) => /uid=\d+\([^)]*\)[^\n]*\n/.test(r.toString('latin1')), s.wait())
+    const seen = shell.readShell(reply)
+    if (seen === null) return reply.length > 0 || c.closed ? [] : null
+    c.write(Buffer.from('exit\n'))
+    return exposed('VULNSCAN-SHELL-NOAUTH', seen.id !== undefined ? `\`id\` answered: ${seen.id}` : `shell prompt "${seen.prompt ?? ''}" without a login`)
+  })
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth]
