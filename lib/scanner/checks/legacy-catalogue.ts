@@ -43,5 +43,15 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'The port greets with a shell prompt, or answers the line `id` with `uid=… gid=…` (a command that only prints the user).',
     services: ['bindshell'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-RSERVICES',
+    title: 'BSD r-services (rexec, rlogin, rsh) are reachable',
+    severity: 'high',
+    severityReason: 'The r-services send passwords and sessions in clear text and trust the client\'s word for its user name and host (`.rhosts`, `hosts.equiv`): an address-spoofing or a trusted-host compromise is a login.',
+    remediation: 'Remove rsh-server / rsh-redone-server (and their inetd or systemd socket entries) and use SSH; if they must stay, firewall ports 512-514.',
+    evidence: 'The service\'s opening fields (for user `vulnscan`, from a privileged source port where the scanner can bind one) are answered with the protocol\'s status byte and a message (`Authentication failure`, `Password:`, `Login incorrect.`).',
+    services: ['rexec', 'rlogin', 'rsh'],
+    reads: false
   }
 ]

@@ -3,6 +3,7 @@
 // compile job, an X11 connection setup, `id` to a shell, …
 
 import * as distcc from '../probes/distcc'
+import * as rservices from '../probes/rservices'
 import * as shell from '../probes/shell'
 import { complete as smbComplete } from '../probes/smb'
 import * as x11 from '../probes/x11'
@@ -69,4 +70,20 @@ const shellNoAuth: PortCheck = {
   })
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth]
+const rservicesReachable: PortCheck = {
+  ids: ['VULNSCAN-RSERVICES'],
+  applies: (svc) => ['rexec', 'rlogin', 'rsh'].includes(svc.service),
+  run: async (s) => {
+    const r = await rservices.ask(s.host, s.port, s.wait(), s.signal)
+    if (r === null) return null
+    const a = rservices.parseAnswer(r.reply)
+    if (a !== null) {
+      return exposed('VULNSCAN-RSERVICES', `${s.service.service} on port ${s.port} answered ${a.ok ? '0' : '1'}${a.message !== '' ? ` "${a.message}"` : ''}` +
+        ` ${r.privileged ? 'from a privileged source port' : 'from an unprivileged source port'}`)
+    }
+    // From an unprivileged port a silent drop is what a working rshd does too: no conclusion.
+    return r.privileged ? [] : null
+  }
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth, rservicesReachable]
