@@ -30,6 +30,7 @@ import { probe as postgresql } from './postgresql'
 import { probe as rdp } from './rdp'
 import { probe as redis } from './redis'
 import { probe as rpcbind } from './rpcbind'
+import { probe as rmi } from './rmi'
 import { probe as rservices } from './rservices'
 import { probe as rsync } from './rsync'
 import { probe as smb } from './smb'
@@ -49,7 +50,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
-  kafka, cassandra, distcc, x11, rservices,
+  kafka, cassandra, distcc, x11, rservices, rmi,
   // Last: a shell prompt or `id` output is tried after every other signature, and never wins a tie.
   bindshell
 ]
