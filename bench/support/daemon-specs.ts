@@ -112,7 +112,10 @@ export function caddy (): DaemonSpec {
   }
 }
 
-export function tomcat (): DaemonSpec {
+export const AJP_PORT = 8009
+
+/** Tomcat with its HTTP connector; with `ajp`, an AJP/1.3 connector too, on 8009 of the same address, no secret. */
+export function tomcat (opts: { ajp?: boolean } = {}): DaemonSpec {
   return {
     pkg: 'tomcat10',
     binary: '/usr/share/tomcat10/bin/catalina.sh',
@@ -120,6 +123,7 @@ export function tomcat (): DaemonSpec {
     files: ({ host, port }) => ({
       'server.xml': `<?xml version="1.0"?>\n<Server port="-1" shutdown="SHUTDOWN">\n  <Service name="Catalina">\n` +
         `    <Connector address="${host}" port="${port}" protocol="HTTP/1.1"/>\n` +
+        (opts.ajp === true ? `    <Connector address="${host}" port="${AJP_PORT}" protocol="AJP/1.3" secretRequired="false"/>\n` : '') +
         '    <Engine name="Catalina" defaultHost="localhost">\n      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>\n' +
         '    </Engine>\n  </Service>\n</Server>\n'
     }),

@@ -53,5 +53,15 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'The service\'s opening fields (for user `vulnscan`, from a privileged source port where the scanner can bind one) are answered with the protocol\'s status byte and a message (`Authentication failure`, `Password:`, `Login incorrect.`).',
     services: ['rexec', 'rlogin', 'rsh'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-AJP-EXPOSED',
+    title: 'AJP connector reachable from the network',
+    severity: 'high',
+    severityReason: 'AJP trusts the request attributes its peer sends; anyone who reaches it speaks as the front-end proxy, and without a secret older Tomcats let them read any file of the web application (Ghostcat, CVE-2020-1938).',
+    remediation: 'Bind the AJP connector to the loopback or the proxy\'s network (`address=`), set `secretRequired="true"` with a `secret`, or remove the connector if no proxy uses it; firewall port 8009.',
+    evidence: 'A CPING packet (12 34 00 01 0a) is answered with CPONG (41 42 00 01 09).',
+    services: ['ajp13'],
+    reads: false
   }
 ]

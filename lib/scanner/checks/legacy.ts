@@ -2,6 +2,7 @@
 // one harmless question that proves the exposure on a fresh connection: an SMB1 NEGOTIATE, a harmless
 // compile job, an X11 connection setup, `id` to a shell, …
 
+import * as ajp from '../probes/ajp'
 import * as distcc from '../probes/distcc'
 import * as rservices from '../probes/rservices'
 import * as shell from '../probes/shell'
@@ -86,4 +87,15 @@ const rservicesReachable: PortCheck = {
   }
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth, rservicesReachable]
+const ajpExposed: PortCheck = {
+  ids: ['VULNSCAN-AJP-EXPOSED'],
+  applies: (svc) => svc.service === 'ajp13',
+  run: async (s) => await withConn(s, async (c) => {
+    c.write(ajp.cping)
+    const reply = await c.read(ajp.complete, s.wait())
+    if (ajp.isCpong(reply)) return exposed('VULNSCAN-AJP-EXPOSED', 'CPING (12 34 00 01 0a) answered with CPONG (41 42 00 01 09)')
+    return reply.length > 0 || c.closed ? [] : null
+  })
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth, rservicesReachable, ajpExposed]

@@ -4,6 +4,7 @@
 
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
+import { probe as ajp13 } from './ajp'
 import { probe as amqp } from './amqp'
 import { probe as cassandra } from './cassandra'
 import { probe as bindshell } from './shell'
@@ -50,7 +51,7 @@ export const PROBES: readonly ProbeDescriptor[] = [
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
-  kafka, cassandra, distcc, x11, rservices, rmi,
+  kafka, cassandra, distcc, x11, rservices, rmi, ajp13,
   // Last: a shell prompt or `id` output is tried after every other signature, and never wins a tie.
   bindshell
 ]
