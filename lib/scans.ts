@@ -11,7 +11,7 @@ export interface ScanRequestInput {
   id?: string
   /** May be absent or empty when `targetTags` names the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, credentials?: string[] }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, intrusive?: boolean, credentials?: string[] }
   priority?: number
   /** Tags added to every host the scan finds up. */
   tags?: string[]
@@ -83,6 +83,7 @@ export function newScanRecord (req: ScanRequestInput, createdBy: string, now = n
     udp: req.options?.udp,
     udpPorts: req.options?.udpPorts,
     discovery: req.options?.discovery,
+    intrusive: req.options?.intrusive,
     ...(req.options?.credentials !== undefined && req.options.credentials.length > 0 ? { credentials: [...req.options.credentials] } : {}),
     priority: req.priority ?? DEFAULT_PRIORITY,
     ...(tags.length > 0 ? { tags } : {}),

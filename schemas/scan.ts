@@ -14,6 +14,7 @@ export const ScanOptionsSchema = Type.Object({
   ports: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'Overrides the template\'s ports, e.g. `22,80,8000-8100` (1..65535)', examples: ['22,80,443,8000-8100'] })),
   udp: Type.Optional(Type.Boolean({ description: 'Also scan UDP (absent: no, unless `udpPorts` is given): the template\'s UDP ports (quick and discovery: 20 common service ports; standard and full: 50), or `udpPorts`. A UDP port reads open (it answered), closed (ICMP port unreachable) or open|filtered (no answer after the retries)' })),
   udpPorts: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$', description: 'UDP ports to scan instead of the template\'s; implies `udp` unless it is false', examples: ['53,123,161'] })),
+  intrusive: Type.Optional(Type.Boolean({ default: false, description: 'Also run the intrusive checks (absent: no): those that try to log in with an empty or documented default password (tagged `default-login`), which leave failed logins in the target\'s logs and may lock accounts' })),
   discovery: Type.Optional(Type.Boolean({ default: true, description: 'Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)' })),
   credentials: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }), {
     maxItems: 8,
@@ -95,6 +96,7 @@ export const ScanSchema = Type.Object({
   udp: Type.Optional(Type.Boolean({ description: 'Whether UDP was asked for (absent: no)' })),
   udpPorts: Type.Optional(Type.String({ description: 'The UDP ports asked for instead of the template\'s' })),
   discovery: Type.Optional(Type.Boolean({ description: 'false when host discovery was switched off' })),
+  intrusive: Type.Optional(Type.Boolean({ description: 'true when the intrusive checks were asked for' })),
   credentials: Type.Optional(Type.Array(Type.String(), { description: 'Ids of the credentials the scan logs in with' })),
   priority: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),

@@ -848,6 +848,11 @@ export interface components {
              */
             udpPorts?: string;
             /**
+             * @description Also run the intrusive checks (absent: no): those that try to log in with an empty or documented default password (tagged `default-login`), which leave failed logins in the target's logs and may lock accounts
+             * @default false
+             */
+            intrusive?: boolean;
+            /**
              * @description Host discovery before the port scan when the targets cover several addresses: a few TCP connects per address, and addresses that answer none are reported down without a port scan. false scans every address (like nmap -Pn)
              * @default true
              */
@@ -968,6 +973,8 @@ export interface components {
             udpPorts?: string;
             /** @description false when host discovery was switched off */
             discovery?: boolean;
+            /** @description true when the intrusive checks were asked for */
+            intrusive?: boolean;
             /** @description Ids of the credentials the scan logs in with */
             credentials?: string[];
             priority: number;

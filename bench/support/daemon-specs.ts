@@ -797,3 +797,22 @@ export function socatShell (kind: 'sh' | 'bash'): DaemonSpec {
     env: () => ({ PS1: '\\s-\\v\\$ ', HOME: '/nonexistent' })
   }
 }
+
+/**
+ * MariaDB's server on a throwaway data directory (mariadb-install-db), with a remote root account for the
+ * loopback network: a blank password (`rootPassword: ''`, the exposure) or the one given.
+ */
+export function mariadbd (opts: { rootPassword: string }): DaemonSpec {
+  const quoted = opts.rootPassword.replace(/'/g, "''")
+  return {
+    pkg: 'mariadb-server',
+    binary: '/usr/sbin/mariadbd',
+    prepare: ({ dir }) => [['mariadb-install-db', ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, '--auth-root-authentication-method=socket',
+      '--skip-test-db', '--user=root']]],
+    files: () => ({ 'init.sql': `CREATE OR REPLACE USER 'root'@'127.%' IDENTIFIED BY '${quoted}';\nGRANT ALL ON *.* TO 'root'@'127.%';\n` }),
+    args: ({ host, port, dir }) => ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, `--socket=${path.join(dir, 'sock')}`,
+      `--pid-file=${path.join(dir, 'pid')}`, `--bind-address=${host}`, `--port=${port}`, '--skip-name-resolve', '--user=root',
+      `--init-file=${path.join(dir, 'init.sql')}`, '--skip-log-bin', '--innodb-buffer-pool-size=16M'],
+    startMs: 60_000
+  }
+}

@@ -37,6 +37,8 @@ export interface ScanHostsOptions {
    * that answer no discovery connect are reported down without a port scan. false scans every address.
    */
   discovery?: boolean
+  /** Run the intrusive checks too (default logins); off unless the scan asks. */
+  intrusive?: boolean
   /** Discovery's connect timeout (see discovery.ts). */
   discoveryTimeoutMs?: number
   /** Tuning of the UDP scan (timeouts, retries, probes). */
@@ -205,7 +207,7 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
       services.set(port, info)
       if (template.checks && !inner.signal.aborted) {
         try {
-          checked.set(port, await check({ host: scanned.address, port, service: info, hostnames, signal: inner.signal }))
+          checked.set(port, await check({ host: scanned.address, port, service: info, hostnames, signal: inner.signal, intrusive: opts.intrusive === true }))
         } catch {
           checked.set(port, { exposures: [], concluded: false })
         }

@@ -79,6 +79,8 @@ export interface ScanRecord {
   udpPorts?: string
   /** false: no host discovery before the port scan. */
   discovery?: boolean
+  /** true: the intrusive checks (default logins) run too. */
+  intrusive?: boolean
   priority: number
   /** SHA-256 of the normalized request, so a re-post is recognised as the same scan. */
   requestHash: string
@@ -108,7 +110,7 @@ export interface ScanRecord {
 export interface ScheduledScan {
   /** Absent or empty when `targetTags` name the hosts. */
   targets?: Target[]
-  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, credentials?: string[] }
+  options?: { template?: TemplateName, ports?: string, udp?: boolean, udpPorts?: string, discovery?: boolean, intrusive?: boolean, credentials?: string[] }
   priority?: number
   tags?: string[]
   targetTags?: string[]

@@ -469,6 +469,7 @@ export function createScanRunner (deps: RunnerDeps): ScanRunner {
         concurrency: config.SCAN_CONCURRENCY,
         perHostConcurrency: config.SCAN_HOST_CONCURRENCY,
         discovery: scan.discovery,
+        intrusive: scan.intrusive === true,
         onProgress: (p) => {
           const now = Date.now()
           if (now - lastReport < PROGRESS_INTERVAL_MS) return

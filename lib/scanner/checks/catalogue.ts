@@ -24,6 +24,8 @@ export interface CheckDefinition {
   services: string[]
   /** It logs in or reads data to prove the exposure (read-only). */
   reads: boolean
+  /** It tries a login with default credentials: runs only when the scan sets `options.intrusive` (tag `default-login`). */
+  intrusive?: boolean
 }
 
 function check (def: CheckDefinition): Readonly<CheckDefinition> {

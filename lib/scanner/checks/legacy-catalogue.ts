@@ -63,5 +63,16 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     evidence: 'A CPING packet (12 34 00 01 0a) is answered with CPONG (41 42 00 01 09).',
     services: ['ajp13'],
     reads: false
+  },
+  {
+    id: 'VULNSCAN-MYSQL-EMPTY-PASSWORD',
+    title: 'MySQL/MariaDB root logs in with an empty password (default-login, intrusive)',
+    severity: 'critical',
+    severityReason: 'Anyone who reaches the port is the database\'s superuser: every database read and changed, and with FILE privileges files on the server read and written.',
+    remediation: 'Give root a password (`ALTER USER root@\'%\' IDENTIFIED BY …`) or unix_socket authentication only, drop remote root accounts, and bind the server to the addresses that need it.',
+    evidence: 'A login as `root` with an empty password is answered with an OK packet (run only when the scan sets `options.intrusive: true`).',
+    services: ['mysql'],
+    reads: true,
+    intrusive: true
   }
 ]
