@@ -22,7 +22,7 @@ export interface NamespaceResult {
 }
 
 /** Start `argv` in a fresh namespace, wait for `port`, detect and check it there; everything is removed by `t.teardown`. */
-export async function detectInNamespace (t: { teardown: (fn: () => void) => void }, argv: string[], port: number, level: 'light' | 'full' = 'light'): Promise<NamespaceResult> {
+export async function detectInNamespace (t: { teardown: (fn: () => void) => void }, argv: string[], port: number, level: 'light' | 'full' = 'light', readyPort = port): Promise<NamespaceResult> {
   const ns = `vs-ns-${randomBytes(4).toString('hex')}`
   execFileSync('ip', ['netns', 'add', ns])
   t.teardown(() => { try { execFileSync('ip', ['netns', 'del', ns]) } catch {} })
@@ -34,7 +34,7 @@ export async function detectInNamespace (t: { teardown: (fn: () => void) => void
     const net = require('node:net')
     const { detectService } = require(${JSON.stringify(path.join(LIB, 'detect.ts'))})
     const { runChecks } = require(${JSON.stringify(path.join(LIB, 'checks', 'index.ts'))})
-    const up = () => new Promise((resolve) => { const s = net.connect(${port}, '${host}', () => { s.destroy(); resolve(true) }); s.on('error', () => resolve(false)) })
+    const up = () => new Promise((resolve) => { const s = net.connect(${readyPort}, '${host}', () => { s.destroy(); resolve(true) }); s.on('error', () => resolve(false)) })
     ;(async () => {
       for (let i = 0; i < 200 && !(await up()); i++) await new Promise((r) => setTimeout(r, 100))
       const service = await detectService({ host: '${host}', port: ${port}, level: '${level}' })

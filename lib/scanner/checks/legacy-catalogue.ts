@@ -65,6 +65,16 @@ export const LEGACY_CHECKS: readonly CheckDefinition[] = [
     reads: false
   },
   {
+    id: 'VULNSCAN-NFS-EXPORTS-WORLD',
+    title: 'NFS exports mountable by anyone',
+    severity: 'high',
+    severityReason: 'Any host can mount the directory and, with NFSv3\'s trust in the client\'s user ids, read (and where writable change) every file as any user but root.',
+    remediation: 'Name the clients of each export in /etc/exports (hosts or networks, never `*`), keep `root_squash`, and firewall rpcbind (111), mountd and NFS (2049).',
+    evidence: 'rpcbind\'s GETPORT for mountd v3 over TCP, then MOUNT EXPORT, lists an export with no group or the group `*`.',
+    services: ['rpcbind'],
+    reads: true
+  },
+  {
     id: 'VULNSCAN-MYSQL-EMPTY-PASSWORD',
     title: 'MySQL/MariaDB root logs in with an empty password (default-login, intrusive)',
     severity: 'critical',

@@ -4,6 +4,8 @@
 
 import * as ajp from '../probes/ajp'
 import * as distcc from '../probes/distcc'
+import { Conn } from '../conn'
+import * as mountd from '../probes/mountd'
 import * as rservices from '../probes/rservices'
 import * as shell from '../probes/shell'
 import { complete as smbComplete } from '../probes/smb'
@@ -98,4 +100,35 @@ const ajpExposed: PortCheck = {
   })
 }
 
-export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth, rservicesReachable, ajpExposed]
+const nfsWorldExports: PortCheck = {
+  ids: ['VULNSCAN-NFS-EXPORTS-WORLD'],
+  applies: (svc) => svc.service === 'rpcbind',
+  run: async (s) => {
+    const rpc = await s.open()
+    if (rpc === null) return null
+    let mountPort: number | null
+    try {
+      rpc.write(mountd.getportCall())
+      mountPort = mountd.parseGetport(await rpc.read(mountd.complete, s.wait()))
+    } finally {
+      rpc.close()
+    }
+    if (mountPort === null) return null
+    if (mountPort === 0 || mountPort > 65535) return [] // no mountd v3 over TCP registered
+    const c = await Conn.open(s.host, mountPort, s.wait(), s.signal)
+    if (c === null) return null
+    try {
+      c.write(mountd.exportCall())
+      const list = mountd.parseExports(await c.read(mountd.complete, s.wait()))
+      if (list === null) return null
+      const open = mountd.openExports(list)
+      if (open.length === 0) return []
+      return exposed('VULNSCAN-NFS-EXPORTS-WORLD', `mountd (port ${mountPort}) exports to anyone: ` +
+        open.map((e) => `${e.dir} (${e.groups.length === 0 ? 'no groups' : e.groups.join(' ')})`).join(', '))
+    } finally {
+      c.close()
+    }
+  }
+}
+
+export const LEGACY_PORT_CHECKS: readonly PortCheck[] = [smb1Enabled, distccJobs, x11Open, shellNoAuth, rservicesReachable, ajpExposed, nfsWorldExports]
