@@ -913,7 +913,7 @@ export interface components {
              */
             discovery?: boolean;
             /**
-             * @description Also run intrusive templates and checks: those tagged intrusive, dos, bruteforce, default-login or fuzz, which try logins with documented default passwords or send what may disturb a fragile service (docs/templates.md lists them). Default false: only read-only exchanges
+             * @description Also run intrusive templates and checks: those tagged intrusive, dos, bruteforce, default-login or fuzz, which try logins with empty or documented default passwords (leaving failed logins in the target's logs; accounts may lock) or send what may disturb a fragile service (docs/templates.md and docs/checks.md list them). Default false: only read-only exchanges
              * @default false
              */
             intrusive?: boolean;

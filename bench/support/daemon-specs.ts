@@ -112,7 +112,10 @@ export function caddy (): DaemonSpec {
   }
 }
 
-export function tomcat (): DaemonSpec {
+export const AJP_PORT = 8009
+
+/** Tomcat with its HTTP connector; with `ajp`, an AJP/1.3 connector too, on 8009 of the same address, no secret. */
+export function tomcat (opts: { ajp?: boolean } = {}): DaemonSpec {
   return {
     pkg: 'tomcat10',
     binary: '/usr/share/tomcat10/bin/catalina.sh',
@@ -120,6 +123,7 @@ export function tomcat (): DaemonSpec {
     files: ({ host, port }) => ({
       'server.xml': `<?xml version="1.0"?>\n<Server port="-1" shutdown="SHUTDOWN">\n  <Service name="Catalina">\n` +
         `    <Connector address="${host}" port="${port}" protocol="HTTP/1.1"/>\n` +
+        (opts.ajp === true ? `    <Connector address="${host}" port="${AJP_PORT}" protocol="AJP/1.3" secretRequired="false"/>\n` : '') +
         '    <Engine name="Catalina" defaultHost="localhost">\n      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>\n' +
         '    </Engine>\n  </Service>\n</Server>\n'
     }),
@@ -455,8 +459,11 @@ export function rpcbind (): DaemonSpec {
 /** SMB over direct TCP on its own port, on the daemon's address alone. */
 export const SMB_PORT = 445
 
-/** Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory. */
-export function smbd (): DaemonSpec {
+/**
+ * Samba's smbd as a standalone server with no shares, NetBIOS off, state kept in its directory; with `smb1`,
+ * speaking SMB1 (NT1) only, as Samba 3.x did.
+ */
+export function smbd (opts: { smb1?: boolean } = {}): DaemonSpec {
   return {
     pkg: 'samba',
     binary: '/usr/sbin/smbd',
@@ -467,7 +474,8 @@ export function smbd (): DaemonSpec {
       'smb.conf': ['[global]', `  interfaces = ${host}`, '  bind interfaces only = yes', `  smb ports = ${SMB_PORT}`, '  disable netbios = yes',
         '  server role = standalone server', '  netbios name = VULNSCANTEST', '  workgroup = VULNSCAN',
         ...['pid directory', 'lock directory', 'state directory', 'cache directory', 'private dir'].map((k) => `  ${k} = ${dir}`),
-        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`, ''].join('\n')
+        `  ncalrpc dir = ${path.join(dir, 'ncalrpc')}`, `  log file = ${path.join(dir, 'log.%m')}`,
+        ...(opts.smb1 === true ? ['  server min protocol = NT1', '  server max protocol = NT1'] : []), ''].join('\n')
     }),
     // A process group of its own (no --no-process-group): smbd signals its whole group when it stops.
     args: ({ dir }) => ['--foreground', '--debug-stdout', '-s', path.join(dir, 'smb.conf')],
@@ -758,5 +766,53 @@ export function dockerd (tls?: DockerdTls): DaemonSpec {
         rmdirSync(DOCKER_RUN_DIR)
       } catch {}
     }
+  }
+}
+
+export const DISTCC_PORT = 3632
+
+/** distccd accepting jobs from the loopback network (`--allow`), or from one other address only (refusing ours). */
+export function distccd (opts: { allow?: string } = {}): DaemonSpec {
+  return {
+    pkg: 'distcc',
+    binary: '/usr/bin/distccd',
+    env: ({ dir }) => ({ TMPDIR: dir }),
+    prepare: () => [['chmod', ['1777', '.']]],
+    args: ({ host }) => ['--daemon', '--no-detach', '--log-stderr', '--log-level=notice', '--user', 'nobody', '--jobs', '2',
+      '--allow', opts.allow ?? '127.0.0.0/8', '--listen', host, '--port', String(DISTCC_PORT)],
+    ready: async ({ host }) => await accepts(host, DISTCC_PORT)
+  }
+}
+
+/**
+ * A bind shell: socat handing each connection to a shell (`sh`: silent until given a line; `bash`: bash -i on a
+ * pseudo-terminal, which greets with its prompt). Children end when their connection closes.
+ */
+export function socatShell (kind: 'sh' | 'bash'): DaemonSpec {
+  return {
+    pkg: 'socat',
+    binary: '/usr/bin/socat',
+    args: ({ host, port }) => [`TCP-LISTEN:${port},bind=${host},reuseaddr,fork`,
+      kind === 'sh' ? 'EXEC:/bin/sh,stderr' : 'EXEC:/bin/bash --norc --noprofile -i,pty,stderr,sane'],
+    env: () => ({ PS1: '\\s-\\v\\$ ', HOME: '/nonexistent' })
+  }
+}
+
+/**
+ * MariaDB's server on a throwaway data directory (mariadb-install-db), with a remote root account for the
+ * loopback network: a blank password (`rootPassword: ''`, the exposure) or the one given.
+ */
+export function mariadbd (opts: { rootPassword: string }): DaemonSpec {
+  const quoted = opts.rootPassword.replace(/'/g, "''")
+  return {
+    pkg: 'mariadb-server',
+    binary: '/usr/sbin/mariadbd',
+    prepare: ({ dir }) => [['mariadb-install-db', ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, '--auth-root-authentication-method=socket',
+      '--skip-test-db', '--user=root']]],
+    files: () => ({ 'init.sql': `CREATE OR REPLACE USER 'root'@'127.%' IDENTIFIED BY '${quoted}';\nGRANT ALL ON *.* TO 'root'@'127.%';\n` }),
+    args: ({ host, port, dir }) => ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, `--socket=${path.join(dir, 'sock')}`,
+      `--pid-file=${path.join(dir, 'pid')}`, `--bind-address=${host}`, `--port=${port}`, '--skip-name-resolve', '--user=root',
+      `--init-file=${path.join(dir, 'init.sql')}`, '--skip-log-bin', '--innodb-buffer-pool-size=16M'],
+    startMs: 60_000
   }
 }

@@ -149,7 +149,7 @@ export async function startDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
  * A daemon that inetd would run, one process per connection with the socket as its stdin and
  * stdout (telnetd): a small listener on a loopback address of its own stands in for inetd.
  */
-export async function startInetd (spec: { pkg: string, binary: string, args?: string[] }): Promise<RunningDaemon> {
+export async function startInetd (spec: { pkg: string, binary: string, args?: string[], port?: number }): Promise<RunningDaemon> {
   const host = loopbackAddress()
   const children = new Set<ChildProcess>()
   let log = ''
@@ -164,7 +164,7 @@ export async function startInetd (spec: { pkg: string, binary: string, args?: st
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, host, resolve)
+    server.listen(spec.port ?? 0, host, resolve)
   })
   const port = (server.address() as net.AddressInfo).port
   const stop = async (): Promise<void> => {

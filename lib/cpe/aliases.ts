@@ -26,6 +26,8 @@ interface Entry {
   targets: CpeAlias[]
   /** Turn a detected version into the CPE version and update fields. */
   split?: (version: string) => { version: string, update?: string }
+  /** Further names for some versions only, with their own version fields (MySQL before Oracle). */
+  older?: (version: string) => Array<CpeAlias & { version: string, update?: string }>
   part?: 'a' | 'o'
 }
 
@@ -39,6 +41,17 @@ function splitPatch (v: string): { version: string, update?: string } {
 function splitLetter (v: string): { version: string, update?: string } {
   const m = /^(\d+(?:\.\d+)*)([a-z]+\d*)$/i.exec(v)
   return m ? { version: m[1], update: m[2].toLowerCase() } : { version: v }
+}
+
+/**
+ * MySQL AB's releases (before 5.1) are filed under `mysql:mysql` with the release letter inside
+ * the version (`5.0.51a`, `4.1.10a`, as NVD writes them, e.g. CVE-2007-2691); Oracle's names split
+ * the letter into the update field (`oracle:mysql:5.5.25:a`, CVE-2013-0389).
+ */
+function mysqlAb (v: string): Array<CpeAlias & { version: string, update?: string }> {
+  const m = /^(\d+)\.(\d+)/.exec(v)
+  if (!m || Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 1)) return []
+  return [{ vendor: 'mysql', product: 'mysql', version: v.toLowerCase() }]
 }
 
 /** `9.4.51.v20230217` -> `9.4.51` + `20230217`. */
@@ -106,7 +119,7 @@ const TABLE: Entry[] = [
   { names: ['caddy'], targets: [{ vendor: 'caddyserver', product: 'caddy' }] },
   { names: ['redis'], targets: [{ vendor: 'redis', product: 'redis' }] },
   { names: ['mariadb'], targets: [{ vendor: 'mariadb', product: 'mariadb' }] },
-  { names: ['mysql'], targets: [{ vendor: 'oracle', product: 'mysql' }] },
+  { names: ['mysql'], targets: [{ vendor: 'oracle', product: 'mysql' }], split: splitLetter, older: mysqlAb },
   { names: ['percona server'], targets: [{ vendor: 'percona', product: 'percona_server' }] },
   { names: ['postgresql'], targets: [{ vendor: 'postgresql', product: 'postgresql' }] },
   {
@@ -125,6 +138,10 @@ const TABLE: Entry[] = [
   { names: ['vsftpd'], targets: [{ vendor: 'vsftpd_project', product: 'vsftpd' }] },
   { names: ['pure-ftpd'], targets: [{ vendor: 'pureftpd', product: 'pure-ftpd' }] },
   { names: ['samba'], targets: [{ vendor: 'samba', product: 'samba' }] },
+  // Unverified against a CVE record's configuration (CVE-2004-2687 names no product); Nessus plugin 12638 names distcc:distcc.
+  // x.org:xorg-server: CVE-2023-5367's configuration names it.
+  { names: ['x.org x server', 'xorg-server', 'x.org'], targets: [{ vendor: 'x.org', product: 'xorg-server' }] },
+  { names: ['distccd', 'distcc'], targets: [{ vendor: 'distcc', product: 'distcc' }] },
   { names: ['memcached'], targets: [{ vendor: 'memcached', product: 'memcached' }] },
   { names: ['mongodb'], targets: [{ vendor: 'mongodb', product: 'mongodb' }] },
   { names: ['elasticsearch'], targets: [{ vendor: 'elastic', product: 'elasticsearch' }] },
@@ -318,11 +335,13 @@ export function cpesFor (product: string, version?: string): string[] {
   const fields: { version: string, update?: string } = upstream
     ? (entry.split ? entry.split(upstream) : { version: upstream })
     : { version: '*' }
-  return entry.targets.map((t) => formatCpe({
+  const names = entry.targets.map((t) => ({ ...t, ...fields }))
+  if (upstream && entry.older) names.push(...entry.older(upstream))
+  return names.map((t) => formatCpe({
     part: entry.part ?? 'a',
     vendor: t.vendor,
     product: t.product,
-    version: fields.version,
-    update: fields.update ?? '*'
+    version: t.version,
+    update: t.update ?? '*'
   }))
 }

@@ -196,7 +196,7 @@ function packagingOf (service: ServiceInfo): Seen | null {
   }
   if (product === 'MariaDB' || product === 'MySQL') {
     // Handshake server version: `5.5.5-10.11.19-MariaDB-0+deb12u1`, `8.0.36-0ubuntu0.22.04.1`.
-    const m = /(?:^|[^\d.])(\d+\.\d+\.\d+)(?:-MariaDB)?-([\w.+~]*(?:deb\d|ubuntu)[\w.+~]*)/i.exec(banner) ??
+    const m = /(?:^|[^\d.])(\d+\.\d+\.\d+[a-z]?)(?:-MariaDB)?-([\w.+~]*(?:deb\d|ubuntu)[\w.+~]*)/i.exec(banner) ??
       /(?:^|[^\d.])()([\w.+~]*(?:deb\d|ubuntu)[\w.+~]*)(?:;|$)/i.exec(extra)
     if (m) return { family: familyOfRevision(m[2]), upstream: m[1] || undefined, revision: m[2], where: `server version revision "${m[2]}"` }
   }

@@ -32,10 +32,11 @@ export class Conn implements ProbeIO {
     socket.on('error', this.onEnd)
   }
 
-  static open (host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<Conn | null> {
+  /** A connection, or null when refused, timed out or aborted; `localPort` binds the source port (r-services want one below 1024). */
+  static open (host: string, port: number, timeoutMs: number, signal: AbortSignal, localPort?: number): Promise<Conn | null> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(null)
-      const socket = net.connect({ host, port })
+      const socket = net.connect({ host, port, ...(localPort !== undefined ? { localPort } : {}) })
       socket.setNoDelay(true)
       let done = false
       const finish = (ok: boolean): void => {

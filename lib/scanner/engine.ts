@@ -42,6 +42,8 @@ export interface ScanHostsOptions {
    * that answer no discovery connect are reported down without a port scan. false scans every address.
    */
   discovery?: boolean
+  /** Run the intrusive checks too (default logins); off unless the scan asks. */
+  intrusive?: boolean
   /** Discovery's connect timeout (see discovery.ts). */
   discoveryTimeoutMs?: number
   /** Tuning of the UDP scan (timeouts, retries, probes). */
@@ -210,7 +212,7 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
       services.set(port, info)
       if (template.checks && !inner.signal.aborted) {
         try {
-          const target = { host: scanned.address, port, service: info, hostnames, signal: inner.signal }
+          const target = { host: scanned.address, port, service: info, hostnames, signal: inner.signal, intrusive: opts.intrusive === true }
           const [c, t] = await Promise.all([check(target), opts.templates?.(target) ?? null])
           checked.set(port, t === null ? c : { exposures: [...c.exposures, ...t.exposures], concluded: c.concluded && t.concluded })
         } catch {

@@ -79,7 +79,7 @@ export interface ScanRecord {
   udpPorts?: string
   /** false: no host discovery before the port scan. */
   discovery?: boolean
-  /** true: intrusive templates (default-login, bruteforce, dos, fuzz, intrusive) run too. */
+  /** true: the intrusive templates and checks (default logins, brute force, dos, fuzz) run too. */
   intrusive?: boolean
   priority: number
   /** SHA-256 of the normalized request, so a re-post is recognised as the same scan. */

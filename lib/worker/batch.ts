@@ -179,6 +179,7 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
       concurrency: config.SCAN_CONCURRENCY,
       perHostConcurrency: config.SCAN_HOST_CONCURRENCY,
       discovery: scan.discovery,
+      intrusive: scan.intrusive === true,
       onProgress: (p) => {
         const now = Date.now()
         if (now - lastReport < PROGRESS_INTERVAL_MS) return

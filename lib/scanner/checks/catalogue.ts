@@ -6,6 +6,8 @@
 // Checks marked `reads` log in or read data to prove the exposure: they only ever read (a list of names, a
 // server's statistics) and never write, and a template with `checks: false` runs none of them.
 
+import { LEGACY_CHECKS } from './legacy-catalogue'
+
 export type CheckSeverity = 'critical' | 'high' | 'medium' | 'low'
 
 export interface CheckDefinition {
@@ -22,6 +24,8 @@ export interface CheckDefinition {
   services: string[]
   /** It logs in or reads data to prove the exposure (read-only). */
   reads: boolean
+  /** It tries a login with default credentials: runs only when the scan sets `options.intrusive` (tag `default-login`). */
+  intrusive?: boolean
 }
 
 function check (def: CheckDefinition): Readonly<CheckDefinition> {
@@ -266,7 +270,8 @@ export const CHECKS: readonly Readonly<CheckDefinition>[] = Object.freeze([
     evidence: 'The CAPA answer on the plain connection lists USER, or SASL with PLAIN or LOGIN.',
     services: ['pop3'],
     reads: false
-  })
+  }),
+  ...LEGACY_CHECKS.map(check)
 ])
 
 const BY_ID = new Map(CHECKS.map((c) => [c.id, c]))

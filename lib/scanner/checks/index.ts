@@ -9,12 +9,14 @@ import { openTls } from '../tls'
 import type { ServiceInfo } from '../types'
 import type { CheckSession, CheckTarget, PortCheck, PortChecks } from './session'
 import { ACCESS_CHECKS } from './access'
+import { DEFAULT_LOGIN_CHECKS } from './default-login'
+import { LEGACY_PORT_CHECKS } from './legacy'
 import { TRANSPORT_CHECKS } from './transport'
 
 export { evidenceOf } from './session'
 export type { CheckResult, CheckSession, CheckTarget, Exposure, PortCheck, PortChecks } from './session'
 
-export const PORT_CHECKS: readonly PortCheck[] = [...ACCESS_CHECKS, ...TRANSPORT_CHECKS]
+export const PORT_CHECKS: readonly PortCheck[] = [...ACCESS_CHECKS, ...TRANSPORT_CHECKS, ...LEGACY_PORT_CHECKS, ...DEFAULT_LOGIN_CHECKS]
 
 const DEFAULT_BUDGET_MS = 6000
 const REPLY_MS = 3000
@@ -26,9 +28,9 @@ export function isTlsFirst (service: ServiceInfo): boolean {
 }
 
 /** The checks that apply to a detected service. */
-export function checksFor (service: ServiceInfo, checks: readonly PortCheck[] = PORT_CHECKS): PortCheck[] {
+export function checksFor (service: ServiceInfo, checks: readonly PortCheck[] = PORT_CHECKS, intrusive = false): PortCheck[] {
   const secure = isTlsFirst(service)
-  return checks.filter((c) => c.applies(service, secure))
+  return checks.filter((c) => (intrusive || c.intrusive !== true) && c.applies(service, secure))
 }
 
 /**
@@ -36,7 +38,7 @@ export function checksFor (service: ServiceInfo, checks: readonly PortCheck[] = 
  * that fails or times out leaves the port unconcluded.
  */
 export async function runChecks (target: CheckTarget, checks: readonly PortCheck[] = PORT_CHECKS): Promise<PortChecks> {
-  const todo = checksFor(target.service, checks)
+  const todo = checksFor(target.service, checks, target.intrusive === true)
   if (todo.length === 0) return { exposures: [], concluded: true }
   const ac = new AbortController()
   const budget = target.timeoutMs ?? DEFAULT_BUDGET_MS

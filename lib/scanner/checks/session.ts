@@ -17,6 +17,8 @@ export interface CheckTarget {
   /** DNS names the scan was given for this address (the hostname check needs one). */
   hostnames: string[]
   signal?: AbortSignal
+  /** The scan asked for the intrusive checks (default logins). */
+  intrusive?: boolean
   /** Budget of every check on the port together (default 6 s). */
   timeoutMs?: number
 }
@@ -49,6 +51,8 @@ export type CheckResult = Exposure[] | null
 export interface PortCheck {
   /** Catalogue ids the check can report. */
   ids: string[]
+  /** Tries logins (default credentials): runs only when the scan asks for intrusive checks. */
+  intrusive?: boolean
   applies (service: ServiceInfo, secure: boolean): boolean
   run (s: CheckSession): Promise<CheckResult>
 }

@@ -4,9 +4,12 @@
 
 import type { ProbeMatch } from './common'
 import type { ProbeDescriptor } from './descriptor'
+import { probe as ajp13 } from './ajp'
 import { probe as amqp } from './amqp'
 import { probe as cassandra } from './cassandra'
+import { probe as bindshell } from './shell'
 import { probe as clickhouse } from './clickhouse'
+import { probe as distcc } from './distcc'
 import { probe as dns } from './dns'
 import { probe as epmd } from './epmd'
 import { probe as ftp } from './ftp'
@@ -28,6 +31,8 @@ import { probe as postgresql } from './postgresql'
 import { probe as rdp } from './rdp'
 import { probe as redis } from './redis'
 import { probe as rpcbind } from './rpcbind'
+import { probe as rmi } from './rmi'
+import { probe as rservices } from './rservices'
 import { probe as rsync } from './rsync'
 import { probe as smb } from './smb'
 import { probe as smtp } from './smtp'
@@ -35,6 +40,7 @@ import { probe as ssh } from './ssh'
 import { probe as telnet } from './telnet'
 import { probe as tls } from './tls'
 import { probe as vnc } from './vnc'
+import { probe as x11 } from './x11'
 import { probe as xmpp } from './xmpp'
 import { probe as zookeeper } from './zookeeper'
 
@@ -45,7 +51,9 @@ export const PROBES: readonly ProbeDescriptor[] = [
   ssh, mysql, nats, imap, pop3, smtp, ftp, nntp, irc, rsync, vnc, openwire, telnet,
   // Client-first protocols; among fallbacks run side by side, the earlier wins a tie.
   tls, http, redis, postgresql, amqp, mongodb, mqtt, memcached, ldap, dns, git, zookeeper, xmpp, epmd, rpcbind, smb, rdp, clickhouse,
-  kafka, cassandra
+  kafka, cassandra, distcc, x11, rservices, rmi, ajp13,
+  // Last: a shell prompt or `id` output is tried after every other signature, and never wins a tie.
+  bindshell
 ]
 
 /** Lookups the engine needs, derived once from a list of descriptors. */

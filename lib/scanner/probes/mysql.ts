@@ -25,7 +25,9 @@ export function parseServerVersion (raw: string): ProbeMatch {
   } else if (/percona/i.test(s)) {
     product = 'Percona Server'
   }
-  const m = /^(\d+\.\d+(?:\.\d+)?)(.*)$/.exec(s)
+  // A release letter belongs to the version (`5.0.51a`, `4.1.10a`); what follows a `-` is the
+  // build or the distribution's revision (`5.0.51a-3ubuntu5`: Ubuntu's revision 3ubuntu5).
+  const m = /^(\d+\.\d+(?:\.\d+)?(?:[a-z](?![a-z]))?)(.*)$/.exec(s)
   if (!m) return clean({ service: 'mysql', product, extraInfo: joinInfo(raw) })
   const suffix = m[2].replace(/^-MariaDB/i, '')
   const tag = distroTag(suffix)

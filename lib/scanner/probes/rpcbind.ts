@@ -36,7 +36,7 @@ export function dumpCall (): Buffer {
 }
 
 /** The record's bytes once every fragment up to the last has arrived; null before. */
-function record (reply: Buffer): Buffer | null {
+export function record (reply: Buffer): Buffer | null {
   const parts: Buffer[] = []
   for (let off = 0; off + 4 <= reply.length;) {
     const mark = reply.readUInt32BE(off)

@@ -7,7 +7,8 @@
 // number 0, which no Windows release sends (every Windows since Vista sends its real build).
 
 import { clean, joinInfo, type ProbeMatch } from './common'
-import type { ProbeDescriptor } from './descriptor'
+import type { ProbeDescriptor, ProbeOutcome, ProbeSession } from './descriptor'
+import * as smb1 from './smb1'
 
 export const ports = [445]
 
@@ -77,7 +78,7 @@ const SPNEGO_OID = Buffer.from('06062b0601050502', 'hex')
 const NTLMSSP_OID = Buffer.from('060a2b0601040182370202' + '0a', 'hex')
 
 /** NTLMSSP NEGOTIATE asking for the target information (MS-NLMP 2.2.1.1), wrapped in a SPNEGO NegTokenInit. */
-export function sessionSetupRequest (): Buffer {
+export function ntlmNegotiateToken (): Buffer {
   const ntlm = Buffer.alloc(40)
   ntlm.write('NTLMSSP\0', 0, 'latin1')
   ntlm.writeUInt32LE(1, 8)
@@ -85,10 +86,15 @@ export function sessionSetupRequest (): Buffer {
   ntlm.writeUInt32LE(0xe2888205 >>> 0, 12)
   ntlm.writeUInt32LE(0, 16)
   Buffer.from([6, 1, 0xb1, 0x1d, 0, 0, 0, 15]).copy(ntlm, 32)
-  const token = der(0x60, Buffer.concat([SPNEGO_OID, der(0xa0, der(0x30, Buffer.concat([
+  return der(0x60, Buffer.concat([SPNEGO_OID, der(0xa0, der(0x30, Buffer.concat([
     der(0xa0, der(0x30, NTLMSSP_OID)),
     der(0xa2, der(0x04, ntlm))
   ])))]))
+}
+
+/** SMB2 SESSION_SETUP carrying the NTLMSSP NEGOTIATE. */
+export function sessionSetupRequest (): Buffer {
+  const token = ntlmNegotiateToken()
   const body = Buffer.alloc(24)
   body.writeUInt16LE(25, 0)
   body[3] = 1 // signing enabled
@@ -143,9 +149,14 @@ export function parseChallenge (reply: Buffer): NtlmChallenge | null {
   const msg = reply.subarray(4, 4 + (reply.readUInt32BE(0) & 0xffffff))
   if (!msg.subarray(0, 4).equals(SMB2_MAGIC) || msg.length < 64 || msg.readUInt16LE(12) !== 1) return null
   if (msg.readUInt32LE(8) !== STATUS_MORE_PROCESSING_REQUIRED) return null
-  const at = msg.indexOf('NTLMSSP\0', 64, 'latin1')
+  return parseNtlmChallenge(msg.subarray(64))
+}
+
+/** The NTLM CHALLENGE found by its signature in any bytes (an SMB2 reply, an SMB1 security blob). */
+export function parseNtlmChallenge (bytes: Buffer): NtlmChallenge | null {
+  const at = bytes.indexOf('NTLMSSP\0', 0, 'latin1')
   if (at < 0) return null
-  const c = msg.subarray(at)
+  const c = bytes.subarray(at)
   if (c.length < 56 || c.readUInt32LE(8) !== 2) return null
   const out: NtlmChallenge = {}
   const flags = c.readUInt32LE(20)
@@ -179,6 +190,21 @@ export function describe (n: Negotiated, ch: NtlmChallenge | null): ProbeMatch {
   })
 }
 
+/** NEGOTIATE `NT LM 0.12` and an anonymous SESSION_SETUP_ANDX on a second connection; null when the server speaks no SMB1. */
+export async function smb1Conversation (s: ProbeSession): Promise<ProbeOutcome | null> {
+  const io = await s.open()
+  if (io === null) return null
+  io.write(smb1.negotiateRequest())
+  const reply = await io.read(complete, s.wait())
+  const n = smb1.parseNegotiate(reply)
+  if (n === null) return null
+  io.write(smb1.sessionSetupRequest(n.extendedSecurity ? ntlmNegotiateToken() : null))
+  const setup = smb1.parseSessionSetup(await io.read(complete, s.wait()))
+  const ch = setup?.blob !== undefined ? parseNtlmChallenge(setup.blob) : null
+  const os = ch?.os !== undefined ? `NTLM OS version ${ch.os.major}.${ch.os.minor} build ${ch.os.build}` : undefined
+  return { match: smb1.describe1(n, setup, os), reply }
+}
+
 export const probe: ProbeDescriptor = {
   name: 'smb',
   ports,
@@ -187,8 +213,14 @@ export const probe: ProbeDescriptor = {
     io.write(negotiateRequest())
     const reply = await io.read(complete, s.wait())
     const n = parseNegotiate(reply)
+    // A server of SMB1 only hangs up on an SMB2 NEGOTIATE (Samba with `server max protocol = NT1`) or answers it in SMB1.
+    if (n?.smb1 === true || (n === null && reply.length === 0 && io.closed)) {
+      const old = await smb1Conversation(s)
+      if (old !== null) return old
+      return { match: n !== null ? describe(n, null) : null, reply }
+    }
     if (!n) return { match: null, reply }
-    if (n.smb1 || io.closed) return { match: describe(n, null), reply }
+    if (io.closed) return { match: describe(n, null), reply }
     io.write(sessionSetupRequest())
     const more = await io.read(complete, s.wait())
     return { match: describe(n, parseChallenge(more)), reply }
