@@ -373,7 +373,7 @@ export interface paths {
         };
         /**
          * Get a scan's report
-         * @description A finished scan's report: the scan (targets, template, times, status, summary), the hosts it saw with their open ports and services, the findings it observed (each with its source and rule) and the data it was matched against. `format` chooses json, csv (the columns of the findings CSV export), sarif (SARIF 2.1.0: one result per finding, one rule per CVE with its NVD page and CVSS as `security-severity`, the location `tcp://<address>:<port>` as artifact URI and as logical location) or html (one self-contained page with a severity chart, for people and printers; it lists the 1000 most severe findings and says so when there are more); without `format` the Accept header chooses, JSON by default. JSON, CSV and SARIF are streamed however many findings there are. Each comes as an attachment named `vulnscan-report-<id>.<json|csv|sarif|html>`. A queued or running scan has no report yet (409); a failed or cancelled scan's report covers what it wrote before it ended and says it is partial. Needs the `reader` role or higher (any key).
+         * @description A finished scan's report: the scan (targets, template, times, status, summary), the hosts it saw with their open ports and services, the findings it observed (each with its source and rule) and the data it was matched against. `format` chooses json, csv (the columns of the findings CSV export), sarif (SARIF 2.1.0: one result per finding, one rule per CVE with its NVD page and CVSS as `security-severity`, the location `tcp://<address>:<port>` as artifact URI and as logical location), html (one self-contained page with a severity chart, for people and printers; it lists the 1000 most severe findings and says so when there are more), cyclonedx (CycloneDX 1.6 JSON: hosts, services with their CPE and installed packages with their purl as components, each finding a vulnerability whose analysis state follows its status and decision) or openvex (OpenVEX 0.2: one statement per finding, affected, not_affected, fixed or under_investigation; a scan without findings has no statements to make, 409); without `format` the Accept header chooses, JSON by default. JSON, CSV and SARIF are streamed however many findings there are. Each comes as an attachment named `vulnscan-report-<id>.<json|csv|sarif|html>`. A queued or running scan has no report yet (409); a failed or cancelled scan's report covers what it wrote before it ended and says it is partial. Needs the `reader` role or higher (any key).
          */
         get: operations["getScanReport"];
         put?: never;
@@ -1115,7 +1115,7 @@ export interface components {
              * @description The report's format (default html: a page a browser opens)
              * @enum {string}
              */
-            format?: "json" | "csv" | "sarif" | "html";
+            format?: "json" | "csv" | "sarif" | "html" | "cyclonedx" | "openvex";
             /** @description Seconds the link works (default 600, at most 3600) */
             expiresIn?: number;
             /** @description As the report's `tag` */
@@ -4587,7 +4587,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description json, csv, sarif (SARIF 2.1.0) or html; wins over the Accept header. Without it, the Accept header chooses (JSON when it allows anything) */
-                format?: "json" | "csv" | "sarif" | "html";
+                format?: "json" | "csv" | "sarif" | "html" | "cyclonedx" | "openvex";
                 /** @description Only hosts carrying this tag, and the findings on them */
                 tag?: string;
                 /** @description Only findings at least this severe (findings without a CVSS score are left out by any threshold); hosts are all listed */
@@ -4615,6 +4615,8 @@ export interface operations {
                     "text/csv": string;
                     "application/sarif+json": Record<string, never>;
                     "text/html": string;
+                    "application/vnd.cyclonedx+json": Record<string, never>;
+                    "application/openvex+json": Record<string, never>;
                 };
             };
             /** @description The request is invalid; `error` names the field */

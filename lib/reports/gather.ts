@@ -10,7 +10,7 @@ import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
 import { turn } from '../event-loop'
 
-export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html'] as const
+export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html', 'cyclonedx', 'openvex'] as const
 export type ReportFormat = typeof REPORT_FORMATS[number]
 
 /** The severities `minSeverity` takes, least severe first. */

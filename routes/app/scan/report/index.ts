@@ -16,13 +16,16 @@ import { csvReport } from '../../../../lib/reports/csv'
 import { sarifReport } from '../../../../lib/reports/sarif'
 import { HTML_CSP, HTML_FINDINGS_MAX, htmlReport } from '../../../../lib/reports/html'
 import { CSV_COLUMNS } from '../../../../lib/findings-csv'
+import { cyclonedxReport, hasFindings, openvexReport } from '../../../../lib/reports/vex'
 
 /** Each format's media type (what Accept chooses among, in this order of preference), Content-Type and file extension. */
 const FORMATS: Record<ReportFormat, { media: string, contentType: string, ext: string }> = {
   json: { media: 'application/json', contentType: 'application/json; charset=utf-8', ext: 'json' },
   sarif: { media: 'application/sarif+json', contentType: 'application/sarif+json; charset=utf-8', ext: 'sarif' },
   csv: { media: 'text/csv', contentType: 'text/csv; charset=utf-8; header=present', ext: 'csv' },
-  html: { media: 'text/html', contentType: 'text/html; charset=utf-8', ext: 'html' }
+  html: { media: 'text/html', contentType: 'text/html; charset=utf-8', ext: 'html' },
+  cyclonedx: { media: 'application/vnd.cyclonedx+json', contentType: 'application/vnd.cyclonedx+json; version=1.6; charset=utf-8', ext: 'cdx.json' },
+  openvex: { media: 'application/openvex+json', contentType: 'application/openvex+json; charset=utf-8', ext: 'openvex.json' }
 }
 const BY_MEDIA = new Map(Object.entries(FORMATS).map(([format, f]) => [f.media, format as ReportFormat]))
 
@@ -113,6 +116,11 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
       return reply.send(stream(sarifReport(src)))
     case 'html':
       return reply.header('content-security-policy', HTML_CSP).send(stream(htmlReport(src)))
+    case 'cyclonedx':
+      return reply.send(stream(cyclonedxReport(src)))
+    case 'openvex':
+      if (!await hasFindings(src)) throw new ConflictError(`Scan '${id}' has no findings${Object.keys(src.filters).length > 0 ? ' these filters keep' : ''}: an OpenVEX document needs at least one statement`)
+      return reply.send(stream(openvexReport(src)))
   }
   }
 
@@ -125,8 +133,11 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
         'open ports and services, the findings it observed (each with its source and rule) and the data it was matched ' +
         'against. `format` chooses json, csv (the columns of the findings CSV export), sarif (SARIF 2.1.0: one result per ' +
         'finding, one rule per CVE with its NVD page and CVSS as `security-severity`, the location `tcp://<address>:<port>` ' +
-        `as artifact URI and as logical location) or html (one self-contained page with a severity chart, for people and printers; it lists the ${HTML_FINDINGS_MAX} ` +
-        'most severe findings and says so when there are more); without `format` the Accept header chooses, JSON by default. ' +
+        `as artifact URI and as logical location), html (one self-contained page with a severity chart, for people and printers; it lists the ${HTML_FINDINGS_MAX} ` +
+        'most severe findings and says so when there are more), cyclonedx (CycloneDX 1.6 JSON: hosts, services with their CPE and ' +
+        'installed packages with their purl as components, each finding a vulnerability whose analysis state follows its status and decision) ' +
+        'or openvex (OpenVEX 0.2: one statement per finding, affected, not_affected, fixed or under_investigation; a scan without findings ' +
+        'has no statements to make, 409); without `format` the Accept header chooses, JSON by default. ' +
         'JSON, CSV and SARIF are streamed however many findings there are. Each comes as an attachment named ' +
         '`vulnscan-report-<id>.<json|csv|sarif|html>`. A queued or running scan has no report yet (409); a failed or ' +
         'cancelled scan\'s report covers what it wrote before it ended and says it is partial.',
@@ -139,7 +150,9 @@ const reports: FastifyPluginAsyncTypebox = async (fastify) => {
             [FORMATS.json.media]: { schema: ref(ScanReportSchema) },
             [FORMATS.csv.media]: { schema: { type: 'string', description: 'Header row, then one row per finding (RFC 4180; cells a spreadsheet would run as a formula prefixed with `\'`)', examples: [CSV_EXAMPLE] } },
             [FORMATS.sarif.media]: { schema: { type: 'object', description: 'A SARIF 2.1.0 log (OASIS) with one run', examples: [SARIF_EXAMPLE] } },
-            [FORMATS.html.media]: { schema: { type: 'string', description: 'One self-contained HTML document: inline CSS and SVG, no script, no external resource', examples: [HTML_EXAMPLE] } }
+            [FORMATS.html.media]: { schema: { type: 'string', description: 'One self-contained HTML document: inline CSS and SVG, no script, no external resource', examples: [HTML_EXAMPLE] } },
+            [FORMATS.cyclonedx.media]: { schema: { type: 'object', description: 'A CycloneDX 1.6 JSON BOM (bomFormat, specVersion, components, vulnerabilities)' } },
+            [FORMATS.openvex.media]: { schema: { type: 'object', description: 'An OpenVEX 0.2 document (@context, author, timestamp, statements)' } }
           }
         },
         ...errors(400, 401, 404, 406, 409, 429, 503)
