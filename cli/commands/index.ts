@@ -16,7 +16,8 @@ import scans from './scans'
 import schedule from './schedule'
 import status from './status'
 import tags from './tags'
+import templates from './templates'
 import vulns from './vulns'
 import webhook from './webhook'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, credentials, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, credentials, templates, keys, audit, health]

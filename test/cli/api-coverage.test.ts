@@ -36,6 +36,9 @@ const COMMAND_OF: Record<string, string> = {
   cancelScan: 'cancel',
   diffScan: 'diff',
   getScanReport: 'report',
+  createScanReportLink: 'report', // report --link
+  getSharedScanReport: 'report', // the link report --link prints, opened by a browser without a key
+  listTemplates: 'templates',
   streamScanEvents: 'status', // status --wait and scan --wait follow the event stream
   createSchedule: 'schedule create',
   listSchedules: 'schedule list',
