@@ -197,9 +197,17 @@ type RedisWithCommands = Redis & {
 // fields without read-modify-write races.
 const STATE_FIELDS = ['status', 'startedAt', 'finishedAt', 'reason', 'summary', 'hostsTotal', 'portsTotal', 'batches'] as const
 
+/** An audit entry as stored: its JSON, without the ordering sequence appendAudit puts first. */
+function auditEntryOf (raw: string): AuditEntry {
+  const { seq: _seq, ...entry } = JSON.parse(raw) as AuditEntry & { seq?: string }
+  return entry
+}
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const
   private readonly redis: RedisWithCommands
+  /** The counter that orders this process's audit entries within one millisecond. */
+  private auditSeq = 0
 
   private readonly channel: string
 
@@ -501,8 +509,13 @@ export class RedisStore implements Store {
 
   async appendAudit (entry: AuditEntry, limits: AuditLimits): Promise<void> {
     const at = Date.parse(entry.at)
+    // Entries of the same millisecond share a score and are ordered by their member's text: a leading sequence (the
+    // time, then a counter of this process) keeps them in the order they were written, for the newest-first list and
+    // for the trim, which drops the oldest.
+    this.auditSeq = (this.auditSeq + 1) % 1_000_000
+    const seq = `${String(at).padStart(15, '0')}${String(this.auditSeq).padStart(6, '0')}`
     await this.redis.multi()
-      .zadd(this.key('audit'), at, JSON.stringify(entry))
+      .zadd(this.key('audit'), at, JSON.stringify({ seq, ...entry }))
       .zremrangebyscore(this.key('audit'), '-inf', `(${Date.now() - limits.retentionMs}`)
       // The newest maxEntries stay (ranks count from the oldest).
       .zremrangebyrank(this.key('audit'), 0, -(limits.maxEntries + 1))
@@ -519,7 +532,7 @@ export class RedisStore implements Store {
         .zcount(key, min, max)
         .zrevrangebyscore(key, max, min, 'LIMIT', opts.offset, opts.limit)
         .exec() as [[null, number], [null, string[]]]
-      return { items: raws.map((r) => JSON.parse(r) as AuditEntry), total }
+      return { items: raws.map(auditEntryOf), total }
     }
     // Filtered: the window read in chunks (the log is bounded), only the page's entries kept.
     const items: AuditEntry[] = []
@@ -527,7 +540,7 @@ export class RedisStore implements Store {
     for (let start = 0; ; start += FILTER_CHUNK) {
       const raws = await this.redis.zrevrangebyscore(key, max, min, 'LIMIT', start, FILTER_CHUNK)
       for (const r of raws) {
-        const e = JSON.parse(r) as AuditEntry
+        const e = auditEntryOf(r)
         if (!auditMatches(e, opts)) continue
         if (total >= opts.offset && items.length < opts.limit) items.push(e)
         total++
