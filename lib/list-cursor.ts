@@ -31,9 +31,17 @@ const NOT_OURS = 'cursor is not a cursor this service made: pass nextCursor from
  * else from SERVICE_API_KEY, else random (one embedded process: its cursors are its own).
  */
 export function cursorKey (config: { CREDENTIALS_KEY?: string, SERVICE_API_KEY?: string }): Buffer {
+  return deploymentKey(config, 'vulnscan list cursor v2')
+}
+
+/**
+ * A key every process of the deployment derives alike, one per purpose (`info`): from CREDENTIALS_KEY, else
+ * SERVICE_API_KEY, else random (one embedded process: what it signs is its own).
+ */
+export function deploymentKey (config: { CREDENTIALS_KEY?: string, SERVICE_API_KEY?: string }, info: string): Buffer {
   const secret = config.CREDENTIALS_KEY !== undefined ? Buffer.from(config.CREDENTIALS_KEY, 'hex')
     : config.SERVICE_API_KEY !== undefined ? Buffer.from(config.SERVICE_API_KEY, 'utf8') : randomBytes(32)
-  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'vulnscan list cursor v2', 32))
+  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32))
 }
 
 /** Signs, reads and checks cursors under one key. */

@@ -3,7 +3,8 @@
 // see. A link names the scan, the format and filters, the key it was made for and when it expires, under an HMAC
 // with a key of the deployment (every API process reads the links any of them made). When it is used, the key it
 // was made for must still exist, not have expired, and still be allowed to read: revoking the key ends its links.
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { deploymentKey } from './list-cursor'
 import { LEGACY_ROLE, roleAllows, SERVICE_PRINCIPAL_ID, type Role } from './access'
 import type { Store } from './store/types'
 
@@ -21,11 +22,9 @@ export interface ReportLink {
 export const REPORT_LINK_TTL_DEFAULT = 600
 export const REPORT_LINK_TTL_MAX = 3600
 
-/** The key links are signed with: from CREDENTIALS_KEY, else SERVICE_API_KEY, else random (one process). */
+/** The key links are signed with: the deployment's, derived for this purpose (lib/list-cursor.ts). */
 export function reportLinkKey (config: { CREDENTIALS_KEY?: string, SERVICE_API_KEY?: string }): Buffer {
-  const secret = config.CREDENTIALS_KEY !== undefined ? Buffer.from(config.CREDENTIALS_KEY, 'hex')
-    : config.SERVICE_API_KEY !== undefined ? Buffer.from(config.SERVICE_API_KEY, 'utf8') : randomBytes(32)
-  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'vulnscan report link v1', 32))
+  return deploymentKey(config, 'vulnscan report link v1')
 }
 
 export class ReportLinkError extends Error {}
