@@ -17,10 +17,16 @@ export interface Built {
 
 /** An option line of the overview: the flags padded to a column, the description wrapped beside it. */
 function item (helper: Help, indent: number, width: number, term: string, description: string): string[] {
-  const pad = term.length <= width - 2 ? term.padEnd(width) : `${term}  `
-  const column = indent + pad.length
-  const text = helper.boxWrap(description, Math.max(40, (helper.helpWidth ?? 100) - column)).split('\n')
-  return [`${' '.repeat(indent)}${pad}${text[0]}`, ...text.slice(1).map((l) => ' '.repeat(column) + l)]
+  const total = helper.helpWidth ?? 80
+  // A term longer than its column pushes the description right, as long as 40 columns (what commander wraps to) are left.
+  const column = Math.max(indent + width, indent + term.length + 2)
+  if (total - column < 40) {
+    const under = indent + width
+    const text = helper.boxWrap(description, Math.max(40, total - under)).split('\n')
+    return [`${' '.repeat(indent)}${term}`, ...text.map((l) => ' '.repeat(under) + l)]
+  }
+  const text = helper.boxWrap(description, total - column).split('\n')
+  return [`${' '.repeat(indent)}${term.padEnd(column - indent)}${text[0]}`, ...text.slice(1).map((l) => ' '.repeat(column) + l)]
 }
 
 function argumentsText (cmd: Command): string {
@@ -38,9 +44,10 @@ const SHARED = new Map(gateOptions().map((o) => [o.long, o.description]))
 
 /** `vulnscan --help`: every command with its options, then the shared options and those every command takes. */
 function overview (program: Command, helper: Help): string {
-  // A reference more than a screen: wrapped no narrower than 100 columns, so no option line breaks in two.
-  const wide = Object.assign(Object.create(helper) as Help, { helpWidth: Math.max(100, helper.helpWidth ?? 0) })
-  const out = ['Usage: vulnscan <command> [options]', '', program.description(), '', 'Commands:']
+  // Wrapped to the terminal (80 columns when it does not say): long descriptions continue under themselves.
+  const wide = Object.assign(Object.create(helper) as Help, { helpWidth: Math.max(80, helper.helpWidth ?? 80) })
+  const width = wide.helpWidth ?? 80
+  const out = ['Usage: vulnscan <command> [options]', '', wide.boxWrap(program.description(), width), '', 'Commands:']
   const shared = new Map<string, { option: Option, where: string[] }>()
   const visit = (cmd: Command, prefix: string): void => {
     for (const sub of cmd.commands) {
@@ -69,7 +76,7 @@ function overview (program: Command, helper: Help): string {
   for (const { option } of shared.values()) out.push(...item(wide, 2, 26, option.flags, wide.optionDescription(option)))
   out.push('', 'Options for every command:')
   for (const opt of wide.visibleOptions(program)) out.push(...item(wide, 2, 26, opt.flags, wide.optionDescription(opt)))
-  out.push('', 'Run \'vulnscan <command> --help\' for one command\'s help. The options for every command go before or after it.', '', EXIT_TEXT, '')
+  out.push('', wide.boxWrap('Run \'vulnscan <command> --help\' for one command\'s help. The options for every command go before or after it.', width), '', wide.boxWrap(EXIT_TEXT, width), '')
   return out.join('\n')
 }
 
