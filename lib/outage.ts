@@ -94,43 +94,44 @@ export interface OutageLogger {
  * One line when a dependency becomes unreachable and one when it answers again, per process: an outage of
  * seconds used to log a line per connection and reconnect attempt (hundreds), which hid what mattered.
  *
- * An outage ends only once the dependency has answered for `settleMs` without a failure in between: a database
- * whose backends are terminated every few milliseconds answers one query and fails the next, and each such
- * flap used to be an outage of its own (87 lines in one worker for 10 s of terminations). The failures inside
- * one outage are counted and told with its end.
+ * A dependency that flaps (a database whose backends are terminated every few milliseconds answers one query and
+ * fails the next) is told once per `quietMs`: an outage that starts within `quietMs` of the last one told is told
+ * only if it lasts `quietMs`, and its end only if it was told. An outage ends at the first answer.
  */
 export class OutageLog {
-  private readonly open = new Map<Dependency, { since: number, failures: number, settling?: NodeJS.Timeout, answeredAt?: number }>()
+  private readonly open = new Map<Dependency, { since: number, told: boolean, timer?: NodeJS.Timeout }>()
+  private readonly lastTold = new Map<Dependency, number>()
 
-  constructor (private readonly log: OutageLogger, private readonly settleMs = 2000) {}
+  constructor (private readonly log: OutageLogger, private readonly quietMs = 10_000) {}
 
   down (dependency: Dependency, err: unknown): void {
-    const outage = this.open.get(dependency)
-    if (outage !== undefined) {
-      // A failure while it was settling: the same outage goes on.
-      outage.failures++
-      if (outage.settling !== undefined) clearTimeout(outage.settling)
-      outage.settling = undefined
+    if (this.open.has(dependency)) return
+    const now = Date.now()
+    const outage: { since: number, told: boolean, timer?: NodeJS.Timeout } = { since: now, told: false }
+    this.open.set(dependency, outage)
+    const reason = outageReason(err)
+    if (now - (this.lastTold.get(dependency) ?? -Infinity) >= this.quietMs) {
+      this.tell(dependency, outage, reason)
       return
     }
-    this.open.set(dependency, { since: Date.now(), failures: 1 })
-    this.log.warn({ dependency, reason: outageReason(err) }, `${dependency} unavailable`)
+    // A flap right after an outage told: told only if it lasts.
+    outage.timer = setTimeout(() => { if (this.open.get(dependency) === outage) this.tell(dependency, outage, reason) }, this.quietMs)
+    outage.timer.unref()
+  }
+
+  private tell (dependency: Dependency, outage: { told: boolean }, reason: string): void {
+    outage.told = true
+    this.lastTold.set(dependency, Date.now())
+    this.log.warn({ dependency, reason }, `${dependency} unavailable`)
   }
 
   up (dependency: Dependency): void {
     const outage = this.open.get(dependency)
-    if (outage === undefined || outage.settling !== undefined) return
-    outage.answeredAt = Date.now()
-    if (this.settleMs <= 0) return this.ended(dependency)
-    outage.settling = setTimeout(() => this.ended(dependency), this.settleMs)
-    outage.settling.unref()
-  }
-
-  private ended (dependency: Dependency): void {
-    const outage = this.open.get(dependency)
     if (outage === undefined) return
     this.open.delete(dependency)
-    const entry = { dependency, downMs: (outage.answeredAt ?? Date.now()) - outage.since, failures: outage.failures }
+    if (outage.timer !== undefined) clearTimeout(outage.timer)
+    if (!outage.told) return
+    const entry = { dependency, downMs: Date.now() - outage.since }
     if (this.log.info !== undefined) this.log.info(entry, `${dependency} available again`)
     else this.log.warn(entry, `${dependency} available again`)
   }
