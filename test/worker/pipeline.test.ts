@@ -82,8 +82,10 @@ for (const mode of ['embedded', 'redis-separate-worker'] as const) {
     const vulns = await (await fetch(`${base}/vulnerability?limit=500`, { headers: auth })).json() as { items: { cveId: string, address: string, confidence: string, port: number, source: string }[], total: number }
     // Exposure checks report beside the CVEs (this machine's Redis, PostgreSQL and Mosquitto let anyone in): their
     // own tests hold them; here only that they are told apart by their source.
-    const cves = vulns.items.filter((f) => f.source !== 'vulnscan')
-    t.ok(vulns.items.every((f) => (f.source === 'vulnscan') === f.cveId.startsWith('VULNSCAN-')), 'exposure findings carry a check id and source vulnscan')
+    // Checks written as templates (templates/: NATS without auth, epmd's names) report with source template.
+    const exposure = (f: { source: string }): boolean => f.source === 'vulnscan' || f.source === 'template'
+    const cves = vulns.items.filter((f) => !exposure(f))
+    t.ok(vulns.items.every((f) => exposure(f) === f.cveId.startsWith('VULNSCAN-')), 'exposure findings carry a check id and source vulnscan (or template)')
     t.same([...new Set(cves.map((f) => f.cveId))].sort(), [...expected].sort(), 'exactly the CVEs the fixture records give for these versions')
     t.ok(vulns.items.every((f) => f.address === '127.0.0.1'))
     t.equal(scan.summary.findings.critical + scan.summary.findings.high + scan.summary.findings.medium + scan.summary.findings.low + scan.summary.findings.none + scan.summary.findings.unknown, vulns.total, 'the summary counts the findings')
