@@ -67,7 +67,7 @@ function overview (program: Command, helper: Help): string {
           shared.set(opt.long, entry)
           continue
         }
-        out.push(...item(wide, 6, 24, opt.flags, wide.optionDescription(opt)))
+        out.push(...item(wide, 4, 24, opt.flags, wide.optionDescription(opt)))
       }
     }
   }
