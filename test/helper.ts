@@ -109,11 +109,15 @@ export async function dropSchema (schema: string, url = DATABASE_TEST_URL): Prom
 
 /**
  * The backends to run a contract test against: every one openBackends knows; the scaled one (Redis and
- * PostgreSQL) when both answer (always under CI).
+ * PostgreSQL) when both answer (always under CI). VULNSCAN_TEST_BACKENDS (a comma list) narrows them: the fast
+ * `npm test` runs the contract tests on the embedded backend, `npm run test:all` on both.
  */
 export async function backends (): Promise<Backend[]> {
+  const only = (process.env.VULNSCAN_TEST_BACKENDS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const wanted = only.length > 0 ? BACKEND_KINDS.filter((kind) => only.includes(kind)) : BACKEND_KINDS
+  if (!wanted.includes('redis')) return wanted
   const [redis, database] = await Promise.all([redisAnswers(), databaseAnswers()])
-  return BACKEND_KINDS.filter((kind) => kind !== 'redis' || (redis && database))
+  return wanted.filter((kind) => kind !== 'redis' || (redis && database))
 }
 
 /** What a test configuration needs for the results database: the test database and a schema of its own. */

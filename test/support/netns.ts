@@ -22,13 +22,20 @@ export interface NamespaceResult {
 }
 
 /** Start `argv` in a fresh namespace, wait for `port`, detect and check it there; everything is removed by `t.teardown`. */
-export async function detectInNamespace (t: { teardown: (fn: () => void) => void }, argv: string[], port: number, level: 'light' | 'full' = 'light', readyPort = port): Promise<NamespaceResult> {
+export async function detectInNamespace (t: { teardown: (fn: () => void | Promise<void>) => void }, argv: string[], port: number, level: 'light' | 'full' = 'light', readyPort = port): Promise<NamespaceResult> {
   const ns = `vs-ns-${randomBytes(4).toString('hex')}`
   execFileSync('ip', ['netns', 'add', ns])
   t.teardown(() => { try { execFileSync('ip', ['netns', 'del', ns]) } catch {} })
   execFileSync('ip', ['-n', ns, 'link', 'set', 'lo', 'up'])
   const daemon = spawn('ip', ['netns', 'exec', ns, ...argv], { stdio: 'ignore' })
-  t.teardown(() => { daemon.kill('SIGTERM') })
+  // Waits for the daemon to exit (SIGKILL after 5 s), so that a test's later teardown can remove its files.
+  const exited = new Promise<void>((resolve) => daemon.once('close', () => resolve()))
+  t.teardown(async () => {
+    daemon.kill('SIGTERM')
+    const timer = setTimeout(() => daemon.kill('SIGKILL'), 5000)
+    await exited
+    clearTimeout(timer)
+  })
   const host = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`
   const code = `
     const net = require('node:net')

@@ -10,9 +10,19 @@ import { detectInNamespace, namespaceUnavailable } from '../../../support/netns'
 const GANESHA = '/usr/bin/ganesha.nfsd'
 const skip = namespaceUnavailable() || (!existsSync(GANESHA) && process.env.CI !== 'true' ? 'nfs-ganesha is not installed (nfs-ganesha, nfs-ganesha-vfs)' : false)
 
-function argv (t: { teardown: (fn: () => void) => void }, clients: string): string[] {
+// The directory is removed once the namespace's daemons have exited: detectInNamespace's teardown waits for that, and
+// tap runs teardowns in the order they were added, so the removal is added after it (removing the directory while
+// ganesha still wrote its log failed with ENOTEMPTY).
+async function detectGanesha (t: Parameters<typeof detectInNamespace>[0], clients: string): ReturnType<typeof detectInNamespace> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vulnscan-ganesha-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  try {
+    return await detectInNamespace(t, argv(dir, clients), 111, 'light', 2049)
+  } finally {
+    t.teardown(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }))
+  }
+}
+
+function argv (dir: string, clients: string): string[] {
   mkdirSync(path.join(dir, 'export'))
   writeFileSync(path.join(dir, 'ganesha.conf'), [
     'NFS_CORE_PARAM { Protocols = 3; Enable_NLM = false; Enable_RQUOTA = false; }',
@@ -26,14 +36,14 @@ function argv (t: { teardown: (fn: () => void) => void }, clients: string): stri
 }
 
 test('ganesha exporting to *: NFS exports readable by anyone', { skip }, async (t) => {
-  const r = await detectInNamespace(t, argv(t, '*'), 111, 'light', 2049)
+  const r = await detectGanesha(t, '*')
   t.match(r.service, { service: 'rpcbind' })
   t.same(r.exposures.map((e) => e.check), ['VULNSCAN-NFS-EXPORTS-WORLD'])
   t.match(r.exposures[0].evidence, /exports to anyone: \/tmp\/vulnscan-ganesha-\w+\/export \(\*\)/)
 })
 
 test('ganesha exporting to one network: no finding', { skip }, async (t) => {
-  const r = await detectInNamespace(t, argv(t, '10.255.0.0/16'), 111, 'light', 2049)
+  const r = await detectGanesha(t, '10.255.0.0/16')
   t.match(r.service, { service: 'rpcbind' })
   t.ok(r.concluded)
   t.same(r.exposures, [])
