@@ -198,10 +198,14 @@ export async function openResultsDatabase (config: Config, logger: BackendsLogge
     connectionString: url,
     application_name: 'vulnscan',
     connectionTimeoutMillis: 5000,
+    // A server that stops answering (SIGSTOP, a stalled disk, a network partition) fails the query in bounded time;
+    // the pool drops the connection the timed-out query was on (it is released with the error).
+    query_timeout: config.DATABASE_QUERY_TIMEOUT_MS,
     // The schema name is a checked identifier (lower case, digits, underscore).
     options: `-c search_path=${schema}`
   }
-  const migrator = new Client(connection)
+  // Migrations may rewrite large tables: no per-query limit on their own connection.
+  const migrator = new Client({ ...connection, query_timeout: undefined })
   // A connection that fails after connecting (the server restarts) emits this rather than throwing.
   migrator.on('error', (err) => logger.warn({ err: { message: err.message } }, 'PostgreSQL migration connection error'))
   try {

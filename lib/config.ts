@@ -16,6 +16,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ description: 'PostgreSQL URL of the results database (hosts and findings); required when REDIS_URL is set' })),
   DATABASE_SCHEMA: Type.String({ default: 'vulnscan', pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'PostgreSQL schema that holds the results tables (created and migrated on start)' }),
   DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'Most PostgreSQL connections one process opens' }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ default: 15000, minimum: 100, description: 'Most milliseconds one PostgreSQL query may wait for its answer: a stalled database gives a 503 (a job is put off), not a hang; its connection is dropped' }),
   BODY_LIMIT: Type.Integer({ default: 1048576, minimum: 1024, description: 'Largest request body, bytes' }),
   HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, description: 'Most milliseconds a client may take to send a whole request, body included (408 after)' }),
   HTTP_HEADERS_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Most milliseconds a client may take to send the request headers; at most HTTP_REQUEST_TIMEOUT_MS' }),

@@ -130,6 +130,8 @@ function databaseOverrides (name: string): Partial<Config> {
  * purges and closes it, or lets openBackendsIn hand that to the test.
  */
 export async function openBackendsFor (kind: Backend, overrides: Partial<Config> = {}): Promise<Backends> {
+  // The test database is created on first use (a fresh machine has none).
+  if (kind === 'redis' && (overrides.DATABASE_URL ?? DATABASE_TEST_URL) === DATABASE_TEST_URL) await databaseAnswers()
   const prefix = uniquePrefix('backends').replace(/:/g, '.')
   const config = loadConfig({
     LOG_LEVEL: 'silent',
@@ -181,6 +183,7 @@ export interface BuildOptions {
 }
 
 export async function build (t: Tap, backend: Backend = 'memory', overrides: Partial<Config> = {}, opts: BuildOptions = {}): Promise<Built> {
+  if (backend === 'redis' && (overrides.DATABASE_URL ?? DATABASE_TEST_URL) === DATABASE_TEST_URL) await databaseAnswers()
   const prefix = uniquePrefix('app')
   const config = loadConfig({
     SERVICE_API_KEY: SERVICE_KEY,

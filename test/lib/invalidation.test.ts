@@ -21,11 +21,12 @@ test('the key cache stops caching while its channel is down and resumes once res
     return t.pass('skipped: redis-server is not installed')
   }
   const redis = await startPrivateRedis()
+  // Torn down whether or not the backends open (a private Redis left running kept the file alive until tap's limit).
+  t.teardown(async () => { await redis.destroy() })
   const schema = uniqueSchema('invalidation')
   const backends = await openBackendsFor('redis', { REDIS_URL: redis.url, DATABASE_SCHEMA: schema })
   t.teardown(async () => {
     await backends.close()
-    await redis.destroy()
     await dropSchema(schema)
   })
   const channel = backends.invalidation

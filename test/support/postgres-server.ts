@@ -3,7 +3,7 @@
 // socket sits in the cluster's own directory. PostgreSQL refuses to run as root: as root, the cluster belongs
 // to the `postgres` user and the server runs as that user.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,6 +28,27 @@ export interface PrivatePostgres {
    * a transaction, as a failover or idle_in_transaction_session_timeout does; returns how many it ended.
    */
   terminateBackends(states?: string[]): Promise<number>
+  /**
+   * SIGSTOP the postmaster and every process it started (backends, checkpointer, WAL writer): connections stay open,
+   * new ones are queued by the kernel, and nothing answers, until resume(). Returns how many processes it stopped.
+   */
+  pause(): number
+  /** SIGCONT every process pause() stopped. */
+  resume(): void
+}
+
+/** The pids whose parent is `ppid`, from /proc. */
+function childrenOf (ppid: number): number[] {
+  const out: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      // The command name (field 2) is in parentheses and may hold spaces: the parent pid is the 2nd field after it.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) out.push(Number(name))
+    } catch {}
+  }
+  return out
 }
 
 export function postgresServerAvailable (): boolean {
@@ -142,6 +163,8 @@ export async function startPrivatePostgres (opts: PrivatePostgresOptions = {}): 
     admin = null
     await c?.end().catch(() => {})
   }
+  let paused: number[] = []
+  const signal = (pids: number[], sig: NodeJS.Signals): void => { for (const pid of pids) { try { process.kill(pid, sig) } catch {} } }
   await start()
   return {
     host,
@@ -150,8 +173,23 @@ export async function startPrivatePostgres (opts: PrivatePostgresOptions = {}): 
     terminateBackends,
     // SIGQUIT: immediate shutdown, no checkpoint; committed transactions survive through the WAL.
     crash: async () => { await dropAdmin(); await stop('SIGQUIT') },
+    pause: () => {
+      const pid = (child as ChildProcess | null)?.pid
+      if (pid === undefined) return 0
+      // The postmaster first, so that it starts no new backend while its children are stopped.
+      signal([pid], 'SIGSTOP')
+      paused = [pid, ...childrenOf(pid)]
+      signal(paused.slice(1), 'SIGSTOP')
+      return paused.length
+    },
+    resume: () => {
+      signal(paused, 'SIGCONT')
+      paused = []
+    },
     start,
     destroy: async () => {
+      signal(paused, 'SIGCONT')
+      paused = []
       await dropAdmin()
       await stop('SIGINT')
       rmSync(dir, { recursive: true, force: true })

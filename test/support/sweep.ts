@@ -5,7 +5,7 @@
 // PostgreSQL is the tests' business.
 import { Redis } from 'ioredis'
 import { Client } from 'pg'
-import { DATABASE_TEST_URL, REDIS_TEST_URL } from '../helper'
+import { DATABASE_TEST_URL, databaseAnswers, REDIS_TEST_URL } from '../helper'
 
 const AGE_S = Number(process.env.TEST_SWEEP_AGE_S ?? 6 * 3600)
 
@@ -57,6 +57,8 @@ async function sweepSchemas (): Promise<number> {
 }
 
 async function main (): Promise<void> {
+  // The test database is made once here, before files that run side by side would race to make it.
+  await databaseAnswers().catch(() => false)
   const [keys, schemas] = await Promise.all([sweepRedis(), sweepSchemas()])
   if (keys + schemas > 0) console.log(`# swept what killed test files left: ${keys} Redis keys, ${schemas} results schemas (older than ${AGE_S} s)`)
 }

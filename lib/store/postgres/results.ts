@@ -5,7 +5,7 @@
 // and the hosts revision. Lists are indexed queries; exports read through a cursor inside one REPEATABLE READ
 // transaction.
 import { isDeepStrictEqual } from 'node:util'
-import type { Pool, PoolClient } from 'pg'
+import type { Pool, PoolClient, QueryConfig } from 'pg'
 import Cursor from 'pg-cursor'
 import type { HostRecord, Page } from '../types'
 import type {
@@ -237,7 +237,8 @@ export class PostgresResultsStore implements ResultsStore {
 
   /** VACUUM (ANALYZE) of the tables host writes change: what a writer runs in the background every VACUUM_AFTER rows. */
   async vacuum (): Promise<void> {
-    await this.pool.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES}`)
+    // Longer than the per-query limit (DATABASE_QUERY_TIMEOUT_MS) a busy database may need for it.
+    await this.pool.query({ text: `VACUUM (ANALYZE) ${WRITTEN_TABLES}`, query_timeout: 600_000 } as QueryConfig)
   }
 
   /** Whether the server runs autovacuum (its default; some servers turn it off). */
