@@ -10,7 +10,6 @@ import type { TemplateHit } from '../domain/services'
 export { loadTemplate, isRefusal, INTRUSIVE_TAGS } from './load'
 export { loadTemplateSet, templateSet, templateDirs, PROJECT_TEMPLATES_DIR, type TemplateSet, type TemplateConfig } from './registry'
 export type { LoadedTemplate, Refusal } from './types'
-export type { TemplateHit } from '../domain/services'
 
 /** The finding id of a template: `VULNSCAN-TEMPLATE-<ID>` (the finding's `rule` is the id itself). */
 export function templateFindingId (id: string): string {
