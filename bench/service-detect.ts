@@ -15,7 +15,7 @@ import { execFile, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import os from 'node:os'
 import { detectService } from '../lib/scanner/detect'
-import type { ServiceInfo } from '../lib/scanner/types'
+import type { ServiceInfo } from '../lib/domain/services'
 import { availableLab, expectedVersion, oursRight, selfVersion, upstream, versionIs, type LabDaemon, type WireTruth } from './support/detect-lab'
 import { stopAllDaemons, type RunningDaemon } from './support/debian-daemon'
 

@@ -43,7 +43,7 @@ import { cpesFor } from '../lib/cpe/aliases'
 import { parse as parseSsh } from '../lib/scanner/probes/ssh'
 import { parseServerVersion as parsePostgresVersion } from '../lib/scanner/probes/postgresql'
 import { parseServerVersion as parseMysqlVersion } from '../lib/scanner/probes/mysql'
-import type { ServiceInfo } from '../lib/scanner/types'
+import type { ServiceInfo } from '../lib/domain/services'
 
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures')
 const TARGET_IMPORT_S = 120

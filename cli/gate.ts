@@ -1,7 +1,7 @@
 // --fail-on: the CI gate. Which findings trip it, and when a pass cannot be given because products were not checked.
 import { Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_GATE_SCORE, LABEL_FLOOR, parseMinConfidence } from '../lib/match/confidence'
+import { DEFAULT_GATE_SCORE, LABEL_FLOOR, parseMinConfidence } from '../lib/domain/confidence'
 import { GATE_STATUSES } from '../lib/vocabulary'
 import { CliError, EXIT, oneOf, type Io } from './context'
 import { CONFIDENCES, SEVERITIES, severityRank, type Finding, type Severity } from './output'

@@ -2,11 +2,11 @@
 // reports. A finding counts when it stands (open or reopened: design's rule, the CI gate's too); the others are
 // listed with their status but never counted. Before this, each view counted its own way (all listed findings,
 // findings observed open whatever a user decided, a host's standing findings from every scan) and they disagreed.
+import type { SeverityTally } from './domain/severity'
 import { GATE_STATUSES, type FindingStatus } from './vocabulary'
 
 export const COUNTED_SEVERITIES = ['critical', 'high', 'medium', 'low', 'none', 'unknown'] as const
 export type CountedSeverity = typeof COUNTED_SEVERITIES[number]
-export type SeverityTally = Record<CountedSeverity, number>
 
 export interface FindingCounts {
   /** Findings given, whatever their status. */

@@ -1,6 +1,7 @@
 // Findings as CSV (RFC 4180) for spreadsheets and ticketing imports, built page by page so an export of every
 // finding never sits in memory at once.
-import type { FindingExportQuery, FindingRecord, ResultsStore } from './store/results-types'
+import type { FindingExportQuery, ResultsStore } from './store/results-types'
+import type { FindingRecord } from './domain/findings'
 
 export const CSV_COLUMNS = [
   'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',

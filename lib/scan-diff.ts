@@ -6,7 +6,7 @@ import { turn } from './event-loop'
 import { portSet } from './store/port-ranges'
 import { SEVERITY_RANK } from './store/results-merge'
 import type { ScanFindingRef, ScanHostRecord, ScanPort } from './store/results-types'
-import type { Transport } from './scanner/types'
+import type { Transport } from './domain/hosts'
 
 export interface DiffFinding extends ScanFindingRef {
   address: string

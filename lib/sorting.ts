@@ -2,8 +2,9 @@
 // in the cursors the routes sign, and in the CLI. Ties are broken by address (hosts) or id (findings).
 import { addressSortKey } from './addresses'
 import { SEVERITY_RANK } from './vocabulary'
-import type { HostRecord } from './store/types'
-import type { FindingQuery, FindingRecord, HostQuery } from './store/results-types'
+import type { HostRecord } from './domain/hosts'
+import type { FindingQuery, HostQuery } from './store/results-types'
+import type { FindingRecord } from './domain/findings'
 
 export function severityScore (maxSeverity: string | null): number {
   return maxSeverity === null ? -1 : SEVERITY_RANK[maxSeverity] ?? -1

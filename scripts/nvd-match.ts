@@ -14,7 +14,7 @@ import { DISTRO_FAMILIES, isDistroFamily } from '../lib/distro/families'
 import type { DistroPackage } from '../lib/distro/package'
 import { matchService, type MatchDeps } from '../lib/match/service'
 import { dataSources, sourceLines, type DataSources } from '../lib/sources/registry'
-import type { ServiceInfo } from '../lib/scanner/types'
+import type { ServiceInfo } from '../lib/domain/services'
 
 export const USAGE = `usage: npm run nvd:match -- <cpe 2.3 name> [--distro <${DISTRO_FAMILIES.join('|')}>:<release>:<source package>:<package version>] [--json]\n` +
   'e.g.   npm run nvd:match -- cpe:2.3:a:openbsd:openssh:9.2:p1:*:*:*:*:*:* --distro debian:bookworm:openssh:1:9.2p1-2+deb12u10\n'

@@ -8,7 +8,8 @@ import { runScan } from '../lib/scanner/engine'
 import { inferTarget, parseScope, scopeError, validateTarget } from '../lib/scanner/targets'
 import { getTemplate, TEMPLATE_NAMES } from '../lib/scanner/templates'
 import { DEFAULT_TEMPLATE } from '../lib/vocabulary'
-import type { HostResult, ScanProgress, Target } from '../lib/scanner/types'
+import type { HostResult } from '../lib/domain/hosts'
+import type { ScanProgress, Target } from '../lib/scanner/types'
 
 const USAGE = `Usage: npm run scan -- <target…> [options]
 

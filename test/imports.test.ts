@@ -127,10 +127,11 @@ test('routes never import store internals: sort and filter vocabulary comes from
 })
 
 test('the shared vocabulary imports nothing above it', async (t) => {
-  // lib/vocabulary.ts imports nothing at all; lib/sorting.ts only the vocabulary, address keys and the stores' types.
+  // lib/vocabulary.ts imports nothing at all; lib/sorting.ts only the vocabulary, address keys, the domain types and
+  // the stores' query types.
   const allowed: Record<string, RegExp> = {
     'lib/vocabulary.ts': /^$/,
-    'lib/sorting.ts': /^lib\/(vocabulary|addresses)\.ts$|^lib\/store\/(types|results-types)\.ts$/
+    'lib/sorting.ts': /^lib\/(vocabulary|addresses)\.ts$|^lib\/store\/(types|results-types)\.ts$|^lib\/domain\/[a-z-]+\.ts$/
   }
   const offenders: string[] = []
   for (const [path, ok] of Object.entries(allowed)) {
@@ -139,6 +140,44 @@ test('the shared vocabulary imports nothing above it', async (t) => {
     for (const spec of specifiers(f?.text ?? '')) {
       const target = resolve(path, spec) ?? `package ${spec}`
       if (!ok.test(target)) offenders.push(`${path} imports ${target}`)
+    }
+  }
+  t.same(offenders, [])
+})
+
+// The domain types (findings, severity, confidence, hosts, services) are what the scanner, the matcher, the stores,
+// the reports and the routes all speak: they sit under every one of them, so they import only each other and the
+// vocabulary (which imports nothing), and no package.
+const DOMAIN = /^lib\/domain\//
+
+test('the domain types import nothing above them: only each other and lib/vocabulary.ts', async (t) => {
+  const domain = files.filter((x) => DOMAIN.test(x.path))
+  t.ok(domain.length >= 5, `${domain.length} domain files are read`)
+  const offenders: string[] = []
+  for (const f of domain) {
+    for (const spec of specifiers(f.text)) {
+      const target = resolve(f.path, spec) ?? `package ${spec}`
+      if (!DOMAIN.test(target) && target !== 'lib/vocabulary.ts') offenders.push(`${f.path} imports ${target}`)
+    }
+  }
+  t.same(offenders, [])
+})
+
+// The CLI and the SDK are clients of the API: they speak its words, and the CLI's --fail-on severities are its own.
+const CLIENTS = /^(cli|sdk)\//
+
+test('the domain types have one home: nothing of the service outside lib/domain/ defines a type of the same name', async (t) => {
+  const names = new Set<string>()
+  for (const f of files.filter((x) => DOMAIN.test(x.path))) {
+    for (const m of f.text.matchAll(/^export (?:interface|type) ([A-Z]\w*)\b/gm)) names.add(m[1])
+  }
+  for (const expected of ['NewFinding', 'FindingRecord', 'Severity', 'Confidence', 'HostRecord', 'HostResult', 'PortResult', 'ServiceInfo', 'Transport']) {
+    t.ok(names.has(expected), `${expected} lives in lib/domain/`)
+  }
+  const offenders: string[] = []
+  for (const f of files.filter((x) => !DOMAIN.test(x.path) && !CLIENTS.test(x.path))) {
+    for (const m of f.text.matchAll(/^\s*(?:export )?(?:interface|type) ([A-Z]\w*)\b\s*(?:<[^=]*>)?\s*(?:=|\{|extends)/gm)) {
+      if (names.has(m[1])) offenders.push(`${f.path} defines ${m[1]}`)
     }
   }
   t.same(offenders, [])

@@ -5,7 +5,7 @@
 
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import type { ServiceInfo } from '../../lib/scanner/types'
+import type { ServiceInfo } from '../../lib/domain/services'
 import * as specs from './daemon-specs'
 import { startDaemon, startInetd, type RunningDaemon } from './debian-daemon'
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { hostRecordToResult } from '../../lib/store/host-result'
 import { formatCpe } from '../../lib/cpe/name'
 import { MAX_BANNER_CHARS } from '../../lib/scanner/probes/common'
-import type { HostPort, HostRecord } from '../../lib/store/types'
+import type { HostPort, HostRecord } from '../../lib/domain/hosts'
 
 const BASE_TIME = Date.parse('2026-11-20T08:00:00.000Z')
 

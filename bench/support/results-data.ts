@@ -3,9 +3,11 @@
 // severity, KEV (about 4%, a third of them ransomware) and EPSS (most low, a few high). Deterministic per seed
 // and host number, so a re-scan can be built from the same host with a few findings gone and a few new.
 import { formatCpe } from '../../lib/cpe/name'
-import type { PortResult } from '../../lib/scanner/types'
-import type { Confidence, HostScanWrite, NewFinding, ObservedStatus } from '../../lib/store/results-types'
-import type { Kev, Severity } from '../../lib/nvd/types'
+import type { PortResult } from '../../lib/domain/hosts'
+import type { Confidence } from '../../lib/domain/confidence'
+import type { HostScanWrite } from '../../lib/store/results-types'
+import type { Kev, NewFinding, ObservedStatus } from '../../lib/domain/findings'
+import type { Severity } from '../../lib/domain/severity'
 
 /** mulberry32: a small, fast, seeded generator. */
 export function random (seed: number): () => number {

@@ -6,7 +6,7 @@ import type { TrackerEntry } from '../distro/families'
 import { ENRICHERS } from '../sources/registry'
 import type { EnrichableFields } from '../sources/descriptor'
 import type { SourceStore } from '../sources/source-store'
-import type { NewFinding, PackageEvidence } from '../store/results-types'
+import type { NewFinding, PackageEvidence } from '../domain/findings'
 import type { InstalledPackage, Inventory } from './inventory'
 import type { PackageFamily } from './families'
 

@@ -3,7 +3,7 @@
 // and compares whole package versions, so every piece must come from the banner or from a table
 // here; anything the wire does not show stays null rather than guessed.
 
-import type { ServiceInfo } from '../scanner/types'
+import type { ServiceInfo } from '../domain/services'
 import type { DistroFamily } from './family'
 
 export type { DistroFamily }

@@ -3,11 +3,10 @@
 // id stands, the severity is the check's own (no CVSS), `reason` says why that severity, `rule` what was checked,
 // `evidence` what the server answered, and `remediation` what to do about it.
 import { checkById } from '../scanner/checks/catalogue'
-import type { PortExposure, ServiceInfo } from '../scanner/types'
-import { confidenceFor } from './confidence'
+import type { PortExposure, ServiceInfo, TemplateHit } from '../domain/services'
+import { confidenceFor } from '../domain/confidence'
 import type { Verdict } from './service'
 import { templateFindingId } from '../templates/index'
-import type { TemplateHit } from '../templates/types'
 
 const TEMPLATE_SEVERITY: Record<TemplateHit['severity'], Verdict['severity']> = { critical: 'critical', high: 'high', medium: 'medium', low: 'low', info: 'none', unknown: 'unknown' }
 

@@ -2,9 +2,9 @@
 // (cveTags, affected, ssvcV203, ...) and snapshots differ in which optional keys exist, so this
 // reads only what it knows, defensively, and ignores everything else.
 
-import type {
-  Configuration, ConfigNode, CpeCriterion, CveRecord, CvssMetric, CvssVersion, Kev, Reference, Severity
-} from './types'
+import type { Configuration, ConfigNode, CpeCriterion, CveRecord, CvssMetric, CvssVersion, Reference } from './types'
+import type { Kev } from '../domain/findings'
+import type { Severity } from '../domain/severity'
 
 type Obj = Record<string, unknown>
 

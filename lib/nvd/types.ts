@@ -1,6 +1,6 @@
 // Shapes of the local NVD index, shared by the client, the importer, the matcher and the API.
-
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'none'
+import type { Kev } from '../domain/findings'
+import type { Severity } from '../domain/severity'
 
 export type CvssVersion = '4.0' | '3.1' | '3.0' | '2.0'
 
@@ -12,15 +12,6 @@ export interface CvssMetric {
   vector: string
   source: string
   type: 'Primary' | 'Secondary'
-}
-
-export interface Kev {
-  dateAdded: string
-  dueDate?: string
-  requiredAction?: string
-  name?: string
-  /** CISA's knownRansomwareCampaignUse is "Known" (from the KEV catalog; the NVD record does not say). */
-  ransomware?: boolean
 }
 
 export interface CpeCriterion {

@@ -1,10 +1,12 @@
 // What a scan report covers, read once for every format: the scan, the hosts it saw, the findings it observed
 // and the data it was matched against. Hosts and findings come as async iterables, read page by page from the
 // results store, so a report of millions of findings never sits in memory.
-import type { Severity } from '../nvd/types'
+import type { FindingSeverity, Severity } from '../domain/severity'
 import type { DataSources } from '../sources/registry'
-import type { FindingRecord, ResultsStore } from '../store/results-types'
-import type { HostRecord, ScanRecord } from '../store/types'
+import type { FindingRecord } from '../domain/findings'
+import type { ResultsStore } from '../store/results-types'
+import type { HostRecord } from '../domain/hosts'
+import type { ScanRecord } from '../store/types'
 import type { FindingSource, FindingStatus } from '../vocabulary'
 import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
@@ -15,7 +17,6 @@ export type ReportFormat = typeof REPORT_FORMATS[number]
 
 /** The severities `minSeverity` takes, least severe first. */
 export const REPORT_SEVERITIES = ['none', 'low', 'medium', 'high', 'critical'] as const
-export type FindingSeverity = Severity | 'unknown'
 /** The order reports list severities in, most severe first. */
 export const SEVERITY_ORDER: readonly FindingSeverity[] = ['critical', 'high', 'medium', 'low', 'none', 'unknown']
 

@@ -6,12 +6,10 @@ import { FindingCounter } from '../finding-counts'
 import { createHash } from 'node:crypto'
 import escapeHtml from 'escape-html'
 import { sourceLines, type DataSources } from '../sources/registry'
-import type { FindingRecord } from '../store/results-types'
-import type { HostRecord } from '../store/types'
-import {
-  dataSourcesOf, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER,
-  type FindingSeverity, type ReportSource, type SeverityCounts
-} from './gather'
+import type { FindingRecord } from '../domain/findings'
+import type { HostRecord } from '../domain/hosts'
+import { dataSourcesOf, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER, type ReportSource, type SeverityCounts } from './gather'
+import type { FindingSeverity } from '../domain/severity'
 
 /** How many findings the HTML lists at most (the most severe first); the JSON, CSV and SARIF reports list all. */
 export const HTML_FINDINGS_MAX = 1000

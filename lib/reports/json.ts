@@ -1,7 +1,8 @@
 // The JSON report: the scan, its hosts and its findings in one document (schemas/report.ts), written piece by
 // piece so that only one host or finding is held at a time.
-import type { FindingRecord } from '../store/results-types'
-import type { HostRecord, ScanRecord } from '../store/types'
+import type { FindingRecord } from '../domain/findings'
+import type { HostRecord } from '../domain/hosts'
+import type { ScanRecord } from '../store/types'
 import { FindingCounter } from '../finding-counts'
 import { dataSourcesOf, reportFindings, reportHosts, reportMeta, type ReportSource } from './gather'
 

@@ -8,9 +8,10 @@
 // logicalLocations entry `<address>:<port>` (`…/udp` for UDP) of kind `module` (what SARIF viewers that group by
 // logical location show).
 import { FindingCounter } from '../finding-counts'
-import type { FindingRecord } from '../store/results-types'
+import type { FindingRecord } from '../domain/findings'
 import { VERSION } from '../version'
-import { dataSourcesOf, reportFindings, reportMeta, serviceUri, nvdUrl, remediation, standing, type FindingSeverity, type ReportSource } from './gather'
+import { dataSourcesOf, reportFindings, reportMeta, serviceUri, nvdUrl, remediation, standing, type ReportSource } from './gather'
+import type { FindingSeverity } from '../domain/severity'
 
 export const SARIF_SCHEMA_URI = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json'
 

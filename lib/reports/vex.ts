@@ -10,7 +10,7 @@
 //   fixed_by_distribution   resolved (update)            fixed (the distribution's backported fix)
 //   potential               in_triage                    under_investigation
 import { randomUUID } from 'node:crypto'
-import type { FindingRecord } from '../store/results-types'
+import type { FindingRecord } from '../domain/findings'
 import { VERSION } from '../version'
 import { nvdUrl, remediation, reportFindings, reportHosts, serviceUri, type ReportSource } from './gather'
 

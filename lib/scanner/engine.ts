@@ -11,7 +11,9 @@ import { discoverHosts, DISCOVERY_DEFAULTS } from './discovery'
 import { abortReason, canonicalAddress, scanPorts, type PortScanHost } from './portscan'
 import { scanUdp, type UdpScanHost, type UdpScanOptions } from './udpscan'
 import { expandTargets, parseScope, type ExcludedAddress, type ExpandedHost, type Scope } from './targets'
-import type { HostResult, PortResult, ScanProgress, ServiceInfo, Target, Template } from './types'
+import type { HostResult, PortResult } from '../domain/hosts'
+import type { ScanProgress, Target, Template } from './types'
+import type { ServiceInfo } from '../domain/services'
 
 export interface ScanHostsOptions {
   template: Template

@@ -5,7 +5,7 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import type { X509Certificate } from 'node:crypto'
-import type { TlsInfo } from './types'
+import type { TlsInfo } from '../domain/services'
 
 export interface TlsSession {
   socket: tls.TLSSocket

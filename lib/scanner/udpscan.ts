@@ -15,7 +15,7 @@ import { cpesFor } from '../cpe/aliases'
 import { printable } from './probes/common'
 import { UDP_REGISTRY, type UdpRegistry } from './probes/udp/index'
 import { RttEstimate, TimeoutModel } from './portscan-rtt'
-import type { ServiceInfo } from './types'
+import type { ServiceInfo } from '../domain/services'
 
 export interface UdpOpenPort {
   port: number

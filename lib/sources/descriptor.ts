@@ -8,8 +8,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { Config } from '../config'
 import type { DistroFamily } from '../distro/family'
 import type { LocalCveIndex } from '../nvd/cve-index'
-import type { CveRecord, Kev } from '../nvd/types'
-import type { Epss } from '../store/results-types'
+import type { CveRecord } from '../nvd/types'
+import type { Epss, Kev } from '../domain/findings'
 import type { SourceStore } from './source-store'
 
 /**

@@ -5,7 +5,8 @@
 // live reads the revision only after an announcement. While the channel is down announcements may be lost,
 // so the revision is read on every request, as without a channel.
 import type { InvalidationChannel } from '../invalidation'
-import type { HostRecord, Page } from './types'
+import type { HostRecord } from '../domain/hosts'
+import type { Page } from './types'
 import type { HostQuery, ResultsStore } from './results-types'
 
 /** The invalidation topic on which every write that moves the hosts revision is announced. */

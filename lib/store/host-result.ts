@@ -1,7 +1,6 @@
 // A stored host as the scan engine would have reported it: for matching its services again, and for
 // writing prepared hosts through the same path a scan uses.
-import type { HostResult, PortResult } from '../scanner/types'
-import type { HostRecord } from './types'
+import type { HostRecord, HostResult, PortResult } from '../domain/hosts'
 
 export function hostRecordToResult (h: HostRecord): HostResult {
   return {

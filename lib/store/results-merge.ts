@@ -2,13 +2,14 @@
 // and its findings, how a user's decision changes a finding, and how queries filter and order. The backends
 // only load the current state, call these, and persist the difference (Redis atomically).
 import { FindingCounter } from '../finding-counts'
-import { scoreOfFinding } from '../match/confidence'
+import { scoreOfFinding } from '../domain/confidence'
 import { hash } from 'node:crypto'
 import { SEVERITY_RANK } from '../vocabulary'
 import { withScanTags } from '../tags'
-import type { HostRecord, HostPort } from './types'
-import type { Transport } from '../scanner/types'
-import type { ExploitUpdate, FindingExportQuery, FindingQuery, FindingRecord, FindingStatus, HostQuery, HostScanWrite, NewFinding, PackageEvidence, RecordCounts } from './results-types'
+import type { HostPort, HostRecord, Transport } from '../domain/hosts'
+import type { ExploitUpdate, FindingExportQuery, FindingQuery, HostQuery, HostScanWrite, RecordCounts } from './results-types'
+import type { FindingRecord, NewFinding, PackageEvidence } from '../domain/findings'
+import type { FindingStatus } from '../vocabulary'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
 export const MAX_TEXT = 4096

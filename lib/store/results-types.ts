@@ -1,130 +1,12 @@
-// Hosts and findings: what scans leave behind. One interface, two backends (Redis and in-memory).
-import type { SeverityTally } from '../finding-counts'
+// The results store's contract: how hosts and findings (lib/domain/) are written, listed and decided. One interface,
+// two backends (PostgreSQL and in-memory).
+import type { Confidence } from '../domain/confidence'
+import type { Epss, FindingRecord, Kev, NewFinding } from '../domain/findings'
+import type { HostRecord, HostResult, Transport } from '../domain/hosts'
+import type { FindingSeverity, Severity, SeverityTally } from '../domain/severity'
 import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
-import type { HostResult, Transport } from '../scanner/types'
-import type { Kev, Severity } from '../nvd/types'
-import type { HostRecord, Page } from './types'
+import type { Page } from './types'
 import type { ListPosition } from '../list-cursor'
-
-/**
- * high: exact upstream version under an NVD rule, or a distribution tracker that says the running revision is
- * still vulnerable; medium: a CNA-only range, a distribution family without its revision, a required platform;
- * low: product without version.
- */
-export type Confidence = 'high' | 'medium' | 'low'
-
-/**
- * open, fixed, reopened: what scans saw; accepted, false_positive: a user's decision; fixed_by_distribution: the
- * running package revision carries the fix; potential: the product showed no version. Only open and reopened
- * count in severity totals, host tallies and CI gates.
- */
-export type { FindingStatus }
-
-/** What a scan concluded for one CVE on one port; the store keeps a user's decision over it. */
-export type ObservedStatus = 'open' | 'fixed_by_distribution' | 'potential'
-
-/** The data that decided a finding: an NVD configuration, the CNA's or CISA's ADP affected data, or a distribution tracker. */
-export type { FindingSource }
-
-/** FIRST's EPSS: the probability of exploitation in the next 30 days, its percentile, and the day it was scored. */
-export interface Epss {
-  score: number
-  percentile: number
-  date: string
-}
-
-/** What the banner showed of the distribution package, and what the distribution's tracker says of this CVE. */
-export interface DistributionEvidence {
-  family: string
-  release: string | null
-  sourcePackage: string | null
-  /** The full package version the wire shows (epoch:upstream-revision), when it shows the revision. */
-  packageVersion: string | null
-  /** The version the tracker names as fixed in that release ('0' when the release was never affected). */
-  fixedVersion: string | null
-  /** The tracker's status for the release: resolved, open, undetermined, not-affected… */
-  trackerStatus: string | null
-  urgency: string | null
-}
-
-/** What a credentialed scan read of the package a finding is about (package findings only). */
-export interface PackageEvidence {
-  /** The binary package named for the finding: the one named after its source package, else the first. */
-  name: string
-  /** The source package: findings are one per source package and CVE. */
-  source: string
-  /** The installed version that decided it (the source's lowest among its binaries; the running kernel's for the kernel). */
-  installed: string
-  /** The tracker's fixed version, or `no fix yet`. */
-  fixed: string
-  /** Every installed binary package built from the source. */
-  binaries: string[]
-  tracker: string
-  /** When the tracker data was imported; null when unknown. */
-  trackerDate: string | null
-}
-
-/** A finding as the worker produces it for one host and port. */
-export interface NewFinding {
-  address: string
-  port: number
-  /** The transport of the port: a UDP service and a TCP one on the same number are different findings. Absent: tcp. */
-  protocol?: Transport
-  cveId: string
-  severity: Severity | 'unknown'
-  cvss: number | null
-  cvssVersion: string | null
-  cvssVector: string | null
-  kev: Kev | null
-  epss: Epss | null
-  description: string
-  product: string
-  version: string | null
-  /** The CPE the scan derived from the banner. */
-  matchedCpe: string
-  /** The NVD criterion that matched, with its bounds, e.g. `cpe:2.3:a:eclipse:mosquitto:*:… < 2.0.16`. */
-  criterion: string
-  /** Why it matched, e.g. "2.0.11 < 2.0.16 (versionEndExcluding)". */
-  reason: string
-  /** The data that decided the finding's status. */
-  source: FindingSource
-  /** The exact rule of that source, e.g. `nvd: cpe:…:openssh:*… < 9.6 matched 9.2p1` or the tracker's fixed version. */
-  rule: string
-  /** What the scan concluded: open, fixed_by_distribution or potential. */
-  observed: ObservedStatus
-  distribution: DistributionEvidence | null
-  confidence: Confidence
-  /**
-   * How sure, 0–100, from the kind of evidence (lib/match/confidence.ts has the table); the label above is derived
-   * from it. A producer that leaves it out gets the score its source, rule and label stand for.
-   */
-  confidenceScore?: number
-  /** Said to the user with the confidence, e.g. the distro backport caveat or a required platform. */
-  confidenceNote: string | null
-  /** The banner or reply that shows the product and version (bounded). */
-  evidence: string
-  requiresPlatform: string[]
-  /** What to do about it, one line; set by exposure checks (source `vulnscan`), absent on CVE findings for now. */
-  remediation?: string
-  /** The installed package, on findings of a credentialed scan's package list (port 0, rule `package`). */
-  package?: PackageEvidence
-}
-
-export interface FindingRecord extends NewFinding {
-  confidenceScore: number
-  /** Stable id from address, port (and its protocol, for UDP) and CVE: the same finding in every scan. */
-  id: string
-  protocol: Transport
-  firstSeen: string
-  lastSeen: string
-  lastScanId: string
-  status: FindingStatus
-  /** When the finding was last marked fixed (not seen again on a re-scan of its host and port). */
-  fixedAt: string | null
-  comment: string | null
-  decidedBy: string | null
-  decidedAt: string | null
-}
 
 /** One host's results from one scan (batch), as the worker hands them to the results store. */
 export interface HostScanWrite {
@@ -225,7 +107,7 @@ export interface HostQuery {
 export interface FindingQuery {
   limit: number
   offset: number
-  severity?: Severity | 'unknown'
+  severity?: FindingSeverity
   minCvss?: number
   /** Only findings whose EPSS score is at least this (findings without one are left out). */
   minEpss?: number

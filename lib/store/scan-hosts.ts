@@ -2,7 +2,7 @@
 // and scan diffs. Both results backends apply the same rules here and store the outcome their own way.
 import { addressSortKey } from '../addresses'
 import type { HostScanWrite, ScanHostRecord, ScanPort } from './results-types'
-import type { Transport } from '../scanner/types'
+import type { Transport } from '../domain/hosts'
 import { portRanges, portSet, unionRanges } from './port-ranges'
 
 /** What a scan saw of a host, but its address and findings (each backend keeps those its own compact way). */

@@ -1,6 +1,6 @@
 // The store interface: one shape, two backends (Redis and in-memory). Shared contract tests cover both.
 import type { Role } from '../access'
-import type { Target, TemplateName, PortResult, ScanProgress, TlsInfo } from '../scanner/types'
+import type { Target, TemplateName, ScanProgress } from '../scanner/types'
 import type { DataSources } from '../sources/registry'
 import type { ScanStatus, WebhookEvent, WebhookFormat } from '../vocabulary'
 
@@ -281,32 +281,6 @@ export const WEBHOOK_DELIVERIES_KEPT = 200
 
 /** How many skipped runs a schedule keeps (the total is counted beyond them). */
 export const SKIPPED_RUNS_KEPT = 20
-
-export interface HostPort extends Omit<PortResult, 'service'> {
-  service?: string
-  product?: string
-  version?: string
-  extraInfo?: string
-  distro?: string
-  cpe?: string[]
-  banner?: string
-  tls?: TlsInfo
-}
-
-export interface HostRecord {
-  address: string
-  hostnames: string[]
-  up: boolean
-  firstSeen: string
-  lastSeen: string
-  lastScanId: string
-  rttMs?: number
-  ports: HostPort[]
-  findingsCount: number
-  maxSeverity: string | null
-  /** The host's tags (lib/tags.ts), in code-unit order; set by users, added to by scans, never dropped by one. */
-  tags: string[]
-}
 
 export interface ApiKeyRecord {
   id: string

@@ -4,11 +4,12 @@
 import { isTlsFirst } from '../scanner/checks/index'
 import type { CheckTarget, PortChecks } from '../scanner/checks/index'
 import { runTemplates } from './run'
-import type { LoadedTemplate, TemplateHit } from './types'
+import type { LoadedTemplate } from './types'
+import type { TemplateHit } from '../domain/services'
 
 export { loadTemplate, isRefusal, INTRUSIVE_TAGS } from './load'
 export { loadTemplateSet, templateSet, templateDirs, PROJECT_TEMPLATES_DIR, type TemplateSet, type TemplateConfig } from './registry'
-export type { LoadedTemplate, Refusal, TemplateHit } from './types'
+export type { LoadedTemplate, Refusal } from './types'
 
 /** The finding id of a template: `VULNSCAN-TEMPLATE-<ID>` (the finding's `rule` is the id itself). */
 export function templateFindingId (id: string): string {

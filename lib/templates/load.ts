@@ -9,7 +9,8 @@ import { KNOWN_PARTS, runMatchers, varsOf } from './match'
 import { servicesOf } from './binding'
 import { signatureOf } from './signing'
 import type { KeyObject } from 'node:crypto'
-import type { Extractor, ExtractorType, LoadedTemplate, Matcher, MatcherType, NetInput, NetRequest, Refusal, TemplateOrigin, TemplateSeverity } from './types'
+import type { Extractor, ExtractorType, LoadedTemplate, Matcher, MatcherType, NetInput, NetRequest, Refusal, TemplateOrigin } from './types'
+import type { TemplateSeverity } from '../domain/severity'
 
 /** Tags that make a template intrusive: it runs only when the scan sets `options.intrusive`. */
 export const INTRUSIVE_TAGS = ['intrusive', 'dos', 'bruteforce', 'brute-force', 'default-login', 'fuzz', 'fuzzing']

@@ -8,7 +8,8 @@ import { openTls } from '../scanner/tls'
 import { interpolate, str, type Vars } from './dsl'
 import { runExtractor, runMatchers, varsOf, type Parts } from './match'
 import { bindsTo } from './binding'
-import type { LoadedTemplate, NetRequest, TemplateHit } from './types'
+import type { LoadedTemplate, NetRequest } from './types'
+import type { TemplateHit } from '../domain/services'
 
 export interface TemplateTarget {
   host: string

@@ -1,7 +1,7 @@
 // The shapes of a loaded template: what lib/templates/load.ts makes of a Nuclei-format YAML file, and what the
 // runner (./run.ts) and the matchers (./match.ts) work on.
+import type { TemplateSeverity } from '../domain/severity'
 
-export type TemplateSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info' | 'unknown'
 export type TemplateOrigin = 'project' | 'user'
 export type SignatureState = 'signed' | 'unsigned' | 'invalid'
 
@@ -84,19 +84,4 @@ export interface Refusal {
   id?: string
   origin: TemplateOrigin
   reason: string
-}
-
-/** What one template concluded on one port. */
-export interface TemplateHit {
-  id: string
-  name: string
-  severity: TemplateSeverity
-  cveIds: string[]
-  description: string
-  remediation?: string
-  tags: string[]
-  /** The matcher names that matched, and the values the extractors took. */
-  matched: string[]
-  extracted: string[]
-  evidence: string
 }

@@ -1,8 +1,8 @@
 // The credentialed half of a batch: a login starts as each host's port scan ends, beside its detection, and the
 // host's write waits for it. A login that succeeds gives the host's package findings and what it has installed
 // (which then decides its banner findings); one that fails says why, and settles nothing.
-import type { HostResult } from '../scanner/types'
-import type { NewFinding } from '../store/results-types'
+import type { HostResult } from '../domain/hosts'
+import type { NewFinding } from '../domain/findings'
 import type { NvdService } from '../nvd/service'
 import type { CredentialedScanning } from '../credentialed/scanning'
 import type { CollectOutcome } from '../credentialed/collect'

@@ -1,8 +1,9 @@
 // Matching one scanned host: each open port's CPE names against the NVD index and the other sources, the exposure
 // checks' verdicts, and which ports (per transport) the write may settle. A host read over SSH has its banner
 // findings decided by the package it has installed.
-import type { HostResult, PortResult, Template, Transport } from '../scanner/types'
-import type { NewFinding } from '../store/results-types'
+import type { HostResult, PortResult, Transport } from '../domain/hosts'
+import type { Template } from '../scanner/types'
+import type { NewFinding } from '../domain/findings'
 import type { Store } from '../store/types'
 import type { NvdService } from '../nvd/service'
 import { matchService, productsOf } from '../match/service'

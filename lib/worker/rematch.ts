@@ -2,7 +2,8 @@
 // stored services are matched again and their findings written, as of when they were seen. One re-match at a time
 // per process; callers share the one in flight.
 import type { NvdService } from '../nvd/service'
-import type { NewFinding, ResultsStore } from '../store/results-types'
+import type { NewFinding } from '../domain/findings'
+import type { ResultsStore } from '../store/results-types'
 import type { Store } from '../store/types'
 import { hostRecordToResult } from '../store/host-result'
 import { productsOf } from '../match/service'

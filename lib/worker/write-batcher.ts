@@ -4,7 +4,8 @@
 // goes only once the one before it has committed, so batches commit in scan order. The job ends only once every
 // batch has committed (drain), so a host is never acknowledged before its findings are stored; a failed batch fails
 // the job, and the retry writes the same hosts again (the writes are idempotent).
-import type { HostScanWrite, NewFinding } from '../store/results-types'
+import type { HostScanWrite } from '../store/results-types'
+import type { NewFinding } from '../domain/findings'
 
 export interface PendingWrite { write: HostScanWrite, findings: NewFinding[] }
 

@@ -5,7 +5,7 @@ import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchem
 import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
 import { NotFoundError } from '../../lib/errors'
 import { normalizeAddress, parseAddress } from '../../lib/addresses'
-import type { HostRecord } from '../../lib/store/types'
+import type { HostRecord } from '../../lib/domain/hosts'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
 import { tagSet } from '../../lib/tags'
 import { HOST_SORT_DEFAULT_ORDER } from '../../lib/vocabulary'

@@ -2,7 +2,7 @@
 // hosts and findings (from real NVD fixture records) under its scan id, then the summary it ends with.
 import type { FastifyInstance } from 'fastify'
 import { newScanRecord } from '../../lib/scans'
-import type { NewFinding } from '../../lib/store/results-types'
+import type { NewFinding } from '../../lib/domain/findings'
 import type { ScanRecord, ScanSummary } from '../../lib/store/types'
 import type { DataSources } from '../../lib/sources/registry'
 import { finding, write, type Service } from './results'

@@ -1,8 +1,10 @@
 // Builders for results-store tests: host scan writes whose findings come from the real NVD fixture records.
 import { normalizeCve } from '../../lib/nvd/normalize'
-import type { PortResult } from '../../lib/scanner/types'
+import type { PortResult } from '../../lib/domain/hosts'
 import { Client } from 'pg'
-import type { Confidence, FindingQuery, HostScanWrite, NewFinding, ResultsStore } from '../../lib/store/results-types'
+import type { Confidence } from '../../lib/domain/confidence'
+import type { FindingQuery, HostScanWrite, ResultsStore } from '../../lib/store/results-types'
+import type { NewFinding } from '../../lib/domain/findings'
 import { findingSortValue } from '../../lib/store/results-merge'
 import { DATABASE_TEST_URL, openBackendsIn, uniquePrefix, uniqueSchema, type Backend } from '../helper'
 import { rawFixture } from './nvd-fixtures'

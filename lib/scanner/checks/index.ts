@@ -6,7 +6,7 @@
 
 import { Conn } from '../conn'
 import { openTls } from '../tls'
-import type { ServiceInfo } from '../types'
+import type { ServiceInfo } from '../../domain/services'
 import type { CheckSession, CheckTarget, PortCheck, PortChecks } from './session'
 import { ACCESS_CHECKS } from './access'
 import { DEFAULT_LOGIN_CHECKS } from './default-login'

@@ -1,7 +1,7 @@
 // What an exposure check is handed and what it answers: shared by the runner (./index.ts) and the checks.
 
 import type { Conn } from '../conn'
-import type { ServiceInfo } from '../types'
+import type { ServiceInfo } from '../../domain/services'
 import { printable } from '../probes/common'
 
 /** One exposure a check proved: the catalogue id and what the server said. */

@@ -11,7 +11,7 @@ import { isSelfSigned, openTls, type TlsSession } from '../tls'
 import { lines } from '../probes/common'
 import type { StartTlsDialogue } from '../probes/descriptor'
 import { REGISTRY } from '../probes/index'
-import type { ServiceInfo } from '../types'
+import type { ServiceInfo } from '../../domain/services'
 import { evidenceOf, withConn, type CheckResult, type CheckSession, type Exposure, type PortCheck } from './session'
 
 /** RSA moduli shorter than this are weak (NIST SP 800-131A). */

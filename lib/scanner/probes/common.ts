@@ -1,7 +1,7 @@
 // Shared shapes and helpers for the per-protocol probe modules. Parsers are pure functions on
 // bytes so each one is tested on captured replies without a socket.
 
-import type { ServiceInfo } from '../types'
+import type { ServiceInfo } from '../../domain/services'
 
 /** What one parser can say about a reply: a ServiceInfo without the fields detection adds later. */
 export type ProbeMatch = Omit<ServiceInfo, 'cpe' | 'banner' | 'tls'>

@@ -4,12 +4,12 @@
 // and the scan's conclusion. Each finding has a slot number; its id (12 bytes) and the fields that filters and
 // orders read sit in typed arrays indexed by slot, so a filter over every finding is a loop over numbers, not
 // over objects. The full FindingRecord is built only for what a page or an export hands out.
-import { FINDING_STATUSES } from '../../vocabulary'
-import type { Kev } from '../../nvd/types'
-import type { Confidence, DistributionEvidence, Epss, FindingExportQuery, FindingRecord, FindingSource, FindingStatus, NewFinding, ObservedStatus, PackageEvidence } from '../results-types'
-import { scoreOfFinding } from '../../match/confidence'
+import { FINDING_STATUSES, type FindingSource, type FindingStatus } from '../../vocabulary'
+import type { DistributionEvidence, Epss, FindingRecord, Kev, NewFinding, ObservedStatus, PackageEvidence } from '../../domain/findings'
+import { scoreOfFinding, type Confidence } from '../../domain/confidence'
+import type { FindingExportQuery } from '../results-types'
 import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
-import type { Transport } from '../../scanner/types'
+import type { Transport } from '../../domain/hosts'
 
 /** Variants kept per key (a CVE whose EPSS moved, a product whose banner differs per host) before the oldest goes. */
 const VARIANTS_MAX = 8

@@ -5,10 +5,10 @@
 // filters are one pass over typed arrays, and a FindingRecord is built only for what is handed out. Host
 // records are replaced on every change, never changed in place, so they are handed out as they are (frozen).
 import { FindingCounter } from '../../finding-counts'
-import type { HostPort, HostRecord, Page } from '../types'
-import type {
-  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord, ScanPort
-} from '../results-types'
+import type { HostPort, HostRecord } from '../../domain/hosts'
+import type { Page } from '../types'
+import type { ExploitLookup, FindingExportQuery, FindingQuery, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord, ScanPort } from '../results-types'
+import type { FindingRecord } from '../../domain/findings'
 import {
   FINDING_SORT_DEFAULT_ORDER, findingDigest, findingQueryFilters, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText, hostSortValue,
   isCheckFinding, isSettleable, isStanding, mergeHostRecord, seenAgainStatus, settlesAny, settlesOf, SEVERITY_RANK, withHostTags

@@ -5,8 +5,8 @@
 // memory store keeps the same counts in lib/store/memory/finding-table.ts; the contract tests in test/lib/store/
 // hold both to the same answers.
 import type { PoolClient } from 'pg'
-import type { HostRecord } from '../types'
-import type { FindingRecord } from '../results-types'
+import type { HostRecord } from '../../domain/hosts'
+import type { FindingRecord } from '../../domain/findings'
 import type { ScanHostHead } from '../scan-hosts'
 import { hostFacets, hostSortValue } from '../results-merge'
 

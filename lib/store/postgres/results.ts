@@ -7,10 +7,10 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Pool, PoolClient, QueryConfig } from 'pg'
 import Cursor from 'pg-cursor'
-import type { HostRecord, Page } from '../types'
-import type {
-  ExploitLookup, FindingExportQuery, FindingQuery, FindingRecord, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord
-} from '../results-types'
+import type { HostRecord } from '../../domain/hosts'
+import type { Page } from '../types'
+import type { ExploitLookup, FindingExportQuery, FindingQuery, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord } from '../results-types'
+import type { FindingRecord } from '../../domain/findings'
 import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
   decide, FINDING_SORT_DEFAULT_ORDER, findingId, isCheckFinding, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,

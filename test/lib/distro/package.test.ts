@@ -12,7 +12,7 @@ import * as redis from '../../../lib/scanner/probes/redis'
 import * as smtp from '../../../lib/scanner/probes/smtp'
 import * as ssh from '../../../lib/scanner/probes/ssh'
 import type { ProbeMatch } from '../../../lib/scanner/probes/common'
-import type { ServiceInfo } from '../../../lib/scanner/types'
+import type { ServiceInfo } from '../../../lib/domain/services'
 
 const BANNERS = path.join(__dirname, '..', '..', 'fixtures', 'banners')
 

@@ -4,7 +4,7 @@ import { test } from 'tap'
 import { matchService, type Verdict } from '../../../lib/match/service'
 import { parse as parseSsh } from '../../../lib/scanner/probes/ssh'
 import { cpesFor } from '../../../lib/cpe/aliases'
-import type { ServiceInfo } from '../../../lib/scanner/types'
+import type { ServiceInfo } from '../../../lib/domain/services'
 import { loadSources as setup } from '../../support/sources'
 
 /** What the SSH probe makes of an identification string, with the CPE names detection adds. */

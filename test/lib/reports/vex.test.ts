@@ -2,7 +2,7 @@
 // percent-encoded, the distro qualifier).
 import { test } from 'tap'
 import { packageUrl } from '../../../lib/reports/vex'
-import type { FindingRecord } from '../../../lib/store/results-types'
+import type { FindingRecord } from '../../../lib/domain/findings'
 
 const withPackage = (family: string, release: string | null, name: string, installed: string): FindingRecord => ({
   package: { name, source: name, installed, fixed: 'no fix yet', binaries: [name] },

@@ -6,7 +6,9 @@ import Redis from 'ioredis'
 import { runScan, scanHosts } from '../../../lib/scanner/engine'
 import { parseScope } from '../../../lib/scanner/targets'
 import { getTemplate } from '../../../lib/scanner/templates'
-import type { HostResult, ScanProgress, ServiceInfo } from '../../../lib/scanner/types'
+import type { HostResult } from '../../../lib/domain/hosts'
+import type { ScanProgress } from '../../../lib/scanner/types'
+import type { ServiceInfo } from '../../../lib/domain/services'
 
 /** A random /29 in 127/8, away from 127.0.0.0/24 where the machine's daemons listen. */
 function randomBlock29 (): { cidr: string, addresses: string[] } {

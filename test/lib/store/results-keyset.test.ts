@@ -4,7 +4,7 @@
 import { test } from 'tap'
 import type { FindingQuery, HostQuery, ResultsStore } from '../../../lib/store/results-types'
 import { findingSortValue, hostSortValue } from '../../../lib/store/results-merge'
-import type { HostRecord } from '../../../lib/store/types'
+import type { HostRecord } from '../../../lib/domain/hosts'
 import { backends } from '../../helper'
 import { finding, findingsByPlace, openResults, write } from '../../support/results'
 

@@ -1,7 +1,7 @@
 import { test } from 'tap'
 import { hostFacets, mergeHostRecord } from '../../../lib/store/results-merge'
 import type { HostScanWrite } from '../../../lib/store/results-types'
-import type { PortResult } from '../../../lib/scanner/types'
+import type { PortResult } from '../../../lib/domain/hosts'
 
 const tallies = { findingsCount: 0, maxSeverity: null }
 

@@ -7,7 +7,7 @@ import { migrateResults, MIGRATIONS_DIR } from '../../../lib/store/postgres/migr
 import { PostgresResultsStore } from '../../../lib/store/postgres/results'
 import { findingId } from '../../../lib/store/results-merge'
 import type { ResultsStore } from '../../../lib/store/results-types'
-import type { HostRecord } from '../../../lib/store/types'
+import type { HostRecord } from '../../../lib/domain/hosts'
 import { backends, DATABASE_TEST_URL, dropSchema, openBackendsIn, uniqueSchema, type Backend } from '../../helper'
 import { finding, write, openResults, type OpenedResults } from '../../support/results'
 

@@ -4,7 +4,7 @@
 import { test } from 'tap'
 import { MemoryResultsStore } from '../../../../lib/store/memory/results'
 import { findingId } from '../../../../lib/store/results-merge'
-import type { FindingRecord, NewFinding } from '../../../../lib/store/results-types'
+import type { FindingRecord, NewFinding } from '../../../../lib/domain/findings'
 import { write } from '../../../support/results'
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')

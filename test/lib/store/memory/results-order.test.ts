@@ -3,8 +3,9 @@
 import { test } from 'tap'
 import { MemoryResultsStore } from '../../../../lib/store/memory/results'
 import { compareBy, FINDING_SORT_DEFAULT_ORDER, findingMatches, findingSortValue, HOST_SORT_DEFAULT_ORDER, hostSortValue, SEVERITY_RANK } from '../../../../lib/store/results-merge'
-import type { FindingQuery, FindingRecord, HostQuery, NewFinding } from '../../../../lib/store/results-types'
-import type { HostRecord } from '../../../../lib/store/types'
+import type { FindingQuery, HostQuery } from '../../../../lib/store/results-types'
+import type { FindingRecord, NewFinding } from '../../../../lib/domain/findings'
+import type { HostRecord } from '../../../../lib/domain/hosts'
 import { write } from '../../../support/results'
 
 function random (seed: number): () => number {

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import { passesFilter } from '../../../lib/webhooks/events'
-import { CONFIDENCE_TABLE, confidenceFor, labelOf, parseMinConfidence, scoreOf, scoreOfFinding } from '../../../lib/match/confidence'
+import { CONFIDENCE_TABLE, confidenceFor, labelOf, parseMinConfidence, scoreOf, scoreOfFinding } from '../../../lib/domain/confidence'
 
 test('the table: every kind once, surest first, each score naming one kind, labels derived from scores', async (t) => {
   const scores = CONFIDENCE_TABLE.map((r) => r.score)

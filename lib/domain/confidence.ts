@@ -4,7 +4,14 @@
 // ranks results by it. The label (high, medium, low) stays beside the number for the clients that read it,
 // and is derived from it, so the two never disagree. docs/accuracy.md explains each row.
 
-import type { Confidence, NewFinding } from '../store/results-types'
+import type { FindingSource } from '../vocabulary'
+
+/**
+ * high: exact upstream version under an NVD rule, or a distribution tracker that says the running revision is
+ * still vulnerable; medium: a CNA-only range, a distribution family without its revision, a required platform;
+ * low: product without version.
+ */
+export type Confidence = 'high' | 'medium' | 'low'
 
 /** The kinds of evidence a finding can rest on, surest first. */
 export type EvidenceKind =
@@ -76,7 +83,7 @@ export const LABEL_FLOOR: Record<Confidence, number> = { high: 80, medium: 50, l
  * The score of a finding that came without one (a producer that predates the number, a row stored before it):
  * read from its source and rule where they tell the evidence, else from its label.
  */
-export function scoreOfFinding (f: Pick<NewFinding, 'source' | 'rule' | 'confidence'> & { confidenceScore?: number | null }): number {
+export function scoreOfFinding (f: { source: FindingSource, rule: string, confidence: Confidence, confidenceScore?: number | null }): number {
   if (typeof f.confidenceScore === 'number' && Number.isFinite(f.confidenceScore)) return Math.max(0, Math.min(100, Math.round(f.confidenceScore)))
   const source = f.source as string
   if (source === 'distribution' && /^package\b/.test(f.rule ?? '')) return scoreOf('package')
