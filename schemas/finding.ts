@@ -119,6 +119,21 @@ export const FindingListQuerySchema = Type.Object({
 
 export const HostFindingQuerySchema = Type.Object(findingFilterProperties, { additionalProperties: false })
 
+export const FindingReportQuerySchema = Type.Object({
+  format: Type.Optional(StringEnum(['cyclonedx', 'openvex'], { description: 'cyclonedx (CycloneDX 1.6 JSON) or openvex (OpenVEX 0.2); wins over the Accept header, which chooses without it (CycloneDX when it allows anything)' })),
+  ...findingFilterProperties,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: 'At most this many findings (default: every matching one)' })),
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only findings on this IP address' })),
+  scanId: Type.Optional(Type.String({ ...ScanIdProperty, description: 'Only the findings this scan observed (404 for an unknown scan), with their status now' })),
+  tag: tagFilter('Only findings on hosts carrying this tag')
+}, { additionalProperties: false })
+
+export const HostReportQuerySchema = Type.Object({
+  format: Type.Optional(StringEnum(['cyclonedx', 'openvex'], { description: 'cyclonedx (CycloneDX 1.6 JSON) or openvex (OpenVEX 0.2); wins over the Accept header, which chooses without it (CycloneDX when it allows anything)' })),
+  ...findingFilterProperties,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: 'At most this many findings (default: every matching one)' }))
+}, { additionalProperties: false })
+
 export const FindingIdParamsSchema = Type.Object({
   id: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'Finding id' })
 })

@@ -584,6 +584,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/host/{address}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a host's CycloneDX or OpenVEX document
+         * @description The host's findings now, across every scan, as the scan report makes them: a CycloneDX 1.6 BOM (the host, its open services with their CPE and, after a credentialed scan, its packages with their purl as components; each finding a vulnerability whose analysis state follows its status and decision) or an OpenVEX 0.2 document (one statement per finding: affected, not_affected, fixed or under_investigation; 409 when the filters keep none). The finding filters of `GET /host/{address}/vulnerability` apply, every matching finding by default. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getHostReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/templates": {
         parameters: {
             query?: never;
@@ -616,6 +636,26 @@ export interface paths {
          * @description Every finding on every host, filters combined (AND); highest CVSS first by default. With `Accept: text/csv` the same list comes as CSV (RFC 4180, a header row, cells that a spreadsheet would run as a formula prefixed with `'`), every matching row when `limit` is not given. Needs the `reader` role or higher (any key).
          */
         get: operations["listFindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vulnerability/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get findings as a CycloneDX or OpenVEX document
+         * @description The findings `GET /vulnerability` lists with the same filters, every matching one unless `limit` says otherwise, as the scan report makes them: a CycloneDX 1.6 BOM (the hosts and services the findings are on, and the packages of credentialed findings, as components; each finding a vulnerability whose analysis state follows its status and decision) or an OpenVEX 0.2 document (one statement per finding: affected, not_affected, fixed or under_investigation; 409 when the filters keep none). Only findings on hosts this key may see. Needs the `reader` role or higher (any key).
+         */
+        get: operations["getFindingsReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5895,6 +5935,134 @@ export interface operations {
             };
         };
     };
+    getHostReport: {
+        parameters: {
+            query?: {
+                /** @description cyclonedx (CycloneDX 1.6 JSON) or openvex (OpenVEX 0.2); wins over the Accept header, which chooses without it (CycloneDX when it allows anything) */
+                format?: "cyclonedx" | "openvex";
+                /** @description At most this many findings (default: every matching one) */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+                /** @description Only findings of this severity */
+                severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                /** @description Only findings with a CVSS score at least this (findings without a score are left out) */
+                minCvss?: number;
+                /** @description Only findings with an EPSS score at least this (findings without one are left out) */
+                minEpss?: number;
+                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
+                kev?: boolean;
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
+                cveId?: string;
+                /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
+                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
+                /** @description Only findings of this confidence */
+                confidence?: "high" | "medium" | "low";
+                /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
+                /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
+                minConfidence?: number;
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort direction */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An IPv4 or IPv6 address
+                 * @example 127.0.0.1
+                 */
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.cyclonedx+json": Record<string, never>;
+                    "application/openvex+json": Record<string, never>;
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None of the accepted media types can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listTemplates: {
         parameters: {
             query?: never;
@@ -6034,6 +6202,134 @@ export interface operations {
             };
             /** @description None of the accepted media types can be produced */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFindingsReport: {
+        parameters: {
+            query?: {
+                /** @description cyclonedx (CycloneDX 1.6 JSON) or openvex (OpenVEX 0.2); wins over the Accept header, which chooses without it (CycloneDX when it allows anything) */
+                format?: "cyclonedx" | "openvex";
+                /** @description At most this many findings (default: every matching one) */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+                /** @description Only findings of this severity */
+                severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                /** @description Only findings with a CVSS score at least this (findings without a score are left out) */
+                minCvss?: number;
+                /** @description Only findings with an EPSS score at least this (findings without one are left out) */
+                minEpss?: number;
+                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
+                kev?: boolean;
+                /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
+                cveId?: string;
+                /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
+                status?: "open" | "fixed" | "reopened" | "accepted" | "false_positive" | "fixed_by_distribution" | "potential";
+                /** @description Only findings of this confidence */
+                confidence?: "high" | "medium" | "low";
+                /** @description Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided */
+                source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
+                /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
+                minConfidence?: number;
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
+                /** @description Sort direction */
+                order?: "asc" | "desc";
+                /** @description Only findings on this IP address */
+                host?: string;
+                /** @description Only the findings this scan observed (404 for an unknown scan), with their status now */
+                scanId?: string;
+                /** @description Only findings on hosts carrying this tag, e.g. `prod` */
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.cyclonedx+json": Record<string, never>;
+                    "application/openvex+json": Record<string, never>;
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None of the accepted media types can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,11 +1,15 @@
-// `vulnscan host <address>`: one host with its ports and findings; `vulnscan host delete <address>` forgets it.
+// `vulnscan host <address>`: one host with its ports and findings; `vulnscan host report <address>` its CycloneDX or
+// OpenVEX document; `vulnscan host delete <address>` forgets it.
 import pc from 'picocolors'
 import { CLI_FINDING_SORT } from '../../lib/vocabulary'
-import { api, print, printJson, usage } from '../context'
+import { api, oneOf, print, printJson, usage } from '../context'
+import { download } from '../download'
 import { uncheckedByScan, uncheckedLine } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { findingsLine, findingsTable, portsTable } from '../output'
 import type { CommandModule } from '../command'
+
+const VEX_FORMATS = ['cyclonedx', 'openvex'] as const
 
 const host: CommandModule = (program, kit) => {
   const group = program.command('host')
@@ -36,6 +40,20 @@ const host: CommandModule = (program, kit) => {
     const line = uncheckedLine(unchecked)
     if (line !== null && !ctx.json) print(ctx.io, line)
     return gate.failOn === undefined ? result : uncheckedGate(gate, result, `host ${h.address}`, unchecked)
+  }))
+
+  const report = group.command('report')
+    .summary('the host\'s findings as a CycloneDX 1.6 BOM or an OpenVEX 0.2 document')
+    .description('Writes the host\'s findings now, across every scan, as a CycloneDX 1.6 BOM (the host, its services and packages as components) or an OpenVEX 0.2 document (one statement per finding; exit 3 when the host has none).')
+    .argument('<address>', 'an IPv4 or IPv6 address')
+    .option('--format <format>', `${VEX_FORMATS.join(' | ')} (default: cyclonedx)`)
+    .option('--output <file>', 'write it to this file (default: stdout when it is a pipe or file; on a terminal, vulnscan-host-<address>.<format>.json in the current directory)')
+  kit.hint(report, 'host report needs one address, e.g. vulnscan host report 127.0.0.1 --format openvex')
+  report.action(async (address: string, opts: { format?: string, output?: string }) => kit.run(report, async (ctx) => {
+    const format = oneOf('format', opts.format, VEX_FORMATS) ?? 'cyclonedx'
+    await download(ctx, async () => await ctx.client.GET('/host/{address}/report', { params: { path: { address }, query: { format } }, parseAs: 'stream' }),
+      opts.output, `vulnscan-host-${address.replace(/[^A-Za-z0-9._-]/g, '_')}.${format === 'cyclonedx' ? 'cdx' : 'openvex'}.json`, `the ${format} document of host ${address}`)
+    return 0
   }))
 
   const del = group.command('delete')

@@ -1,10 +1,8 @@
 // `vulnscan report <scan-id>`: a finished scan's report (HTML, SARIF, CSV, JSON, CycloneDX or OpenVEX), to a file or
 // to stdout, streamed as the server writes it; or, with --link, a short-lived link a browser opens without a key.
-import { createWriteStream } from 'node:fs'
-import { Readable, Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { REPORT_FORMATS, REPORT_SEVERITIES } from '../../lib/reports/gather'
-import { answerError, CliError, EXIT, integer, networkError, oneOf, print, printJson } from '../context'
+import { answerError, integer, networkError, oneOf, print, printJson } from '../context'
+import { download } from '../download'
 import type { CommandModule } from '../command'
 
 const report: CommandModule = (program, kit) => {
@@ -36,28 +34,8 @@ const report: CommandModule = (program, kit) => {
       else print(ctx.io, `${ctx.baseUrl}${made.data.url}\n(works until ${made.data.expiresAt}, while this key may read the scan; anyone holding it can read the report)`)
       return 0
     }
-    let result
-    try {
-      result = await ctx.client.GET('/app/scan/{id}/report', { params: { path: { id }, query }, parseAs: 'stream' })
-    } catch (err) {
-      throw networkError(err, ctx.baseUrl)
-    }
-    const { response } = result
-    if (!response.ok) throw answerError(response, result.error)
-    const body = result.data as ReadableStream<Uint8Array> | null | undefined
-    if (body === null || body === undefined) throw new CliError(`vulnscan answered ${response.status} without a report`, EXIT.API)
-    const source = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>)
-    // A terminal would show the HTML's markup (or a screenful of JSON): the report goes to a file it names instead.
-    const output = opts.output ?? (ctx.io.stdout.isTTY === true ? `vulnscan-report-${id.replace(/[^A-Za-z0-9._-]/g, '_')}.${format}` : undefined)
-    if (output === undefined) {
-      // stdout stays open for whatever follows; only the report's bytes go to it.
-      await pipeline(source, new Writable({ write: (chunk, _enc, done) => { ctx.io.stdout.write(chunk, done) } }))
-      return 0
-    }
-    let bytes = 0
-    source.on('data', (chunk: Buffer) => { bytes += chunk.length })
-    await pipeline(source, createWriteStream(output))
-    print(ctx.io, `Wrote the ${format} report of scan ${id} to ${output} (${bytes} bytes).`)
+    await download(ctx, async () => await ctx.client.GET('/app/scan/{id}/report', { params: { path: { id }, query }, parseAs: 'stream' }),
+      opts.output, `vulnscan-report-${id.replace(/[^A-Za-z0-9._-]/g, '_')}.${format}`, `the ${format} report of scan ${id}`)
     return 0
   }))
 }

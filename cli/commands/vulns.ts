@@ -5,6 +5,7 @@ import { allFindings, lastScansOfHosts, uncheckedByScan, uncheckedLine, type Fin
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
 import { CONFIDENCES, findingsLine, findingsTable, SEVERITIES } from '../output'
 import type { CommandModule } from '../command'
+import { download } from '../download'
 import { checkedTags } from './tags'
 
 const vulns: CommandModule = (program, kit) => {
@@ -23,6 +24,8 @@ const vulns: CommandModule = (program, kit) => {
     .option('--host <address>', 'only findings on this host')
     .option('--tag <tag>', 'only findings on hosts carrying this tag')
     .option('--csv', 'the server\'s CSV export instead of a table (every row unless --limit)')
+    .option('--document <format>', 'cyclonedx | openvex: the findings as a CycloneDX 1.6 BOM or an OpenVEX 0.2 document (every row unless --limit)')
+    .option('--output <file>', 'with --document: write it to this file (default: stdout when it is a pipe or file, else vulnscan-findings.<format>.json)')
     .option('--ids', 'add the finding ids (for vulnscan decide) to the table')
     .option('--limit <n>', 'page size, 1 to 500 (default: 50)')
     .option('--offset <n>', 'items to skip (default: 0)')
@@ -53,10 +56,17 @@ const vulns: CommandModule = (program, kit) => {
     }
     const page = paging(opts as { limit?: string, offset?: string })
     if (opts.csv === true && ctx.json) throw usage('--csv and --json exclude each other.')
+    const document = oneOf('document', str('document'), ['cyclonedx', 'openvex'] as const)
+    if (document !== undefined && (opts.csv === true || ctx.json)) throw usage('--document excludes --csv and --json.')
+    if (document === undefined && str('output') !== undefined) throw usage('--output goes with --document.')
     // --fail-on judges every matching finding, not just the page shown.
     const judged = gate.failOn === undefined ? [] : (await allFindings(ctx, query)).items
     let result: number
-    if (opts.csv === true) {
+    if (document !== undefined) {
+      await download(ctx, async () => await ctx.client.GET('/vulnerability/report', { params: { query: { ...query, ...page, format: document } }, parseAs: 'stream' }),
+        str('output'), `vulnscan-findings.${document === 'cyclonedx' ? 'cdx' : 'openvex'}.json`, `the ${document} document of the findings`)
+      result = verdict(ctx.io, judged, gate, true)
+    } else if (opts.csv === true) {
       // The server writes the CSV (every matching row unless --limit is given); it is passed on untouched.
       const { data } = await api(ctx.client.GET('/vulnerability', { params: { query: { ...query, ...page } }, headers: { accept: 'text/csv' }, parseAs: 'text' }), ctx.baseUrl)
       ctx.io.stdout.write(data)

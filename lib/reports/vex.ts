@@ -9,10 +9,37 @@
 //   fixed                   resolved                     fixed
 //   fixed_by_distribution   resolved (update)            fixed (the distribution's backported fix)
 //   potential               in_triage                    under_investigation
+//
+// A scan's report, a host's findings and a filtered finding list are the same documents (VexInput): the components
+// are the hosts and services the input saw, or, for a finding list, the hosts and services its findings are on.
 import { randomUUID } from 'node:crypto'
 import type { FindingRecord } from '../domain/findings'
+import type { HostRecord } from '../domain/hosts'
 import { VERSION } from '../version'
 import { nvdUrl, remediation, reportFindings, reportHosts, serviceUri, type ReportSource } from './gather'
+
+/** What a CycloneDX or OpenVEX document is made of; each iterable may be read more than once. */
+export interface VexInput {
+  generatedAt: string
+  /** What the document covers, as CycloneDX metadata properties (`vulnscan:scan-id`, `vulnscan:host`, …). */
+  subject: Array<{ name: string, value: string }>
+  /** What OpenVEX `tooling` says the document covers: `scan s-1`, `host 192.0.2.1`, `finding list`. */
+  describedAs: string
+  /** The hosts whose open ports become components; absent: the hosts and services the findings are on. */
+  hosts?: () => AsyncIterable<HostRecord>
+  findings: () => AsyncIterable<FindingRecord>
+}
+
+/** The input of a scan's report. */
+export function vexFromScan (src: ReportSource): VexInput {
+  return {
+    generatedAt: src.generatedAt,
+    subject: [{ name: 'vulnscan:scan-id', value: src.scan.id }, { name: 'vulnscan:scan-status', value: src.scan.status }],
+    describedAs: `scan ${src.scan.id}`,
+    hosts: () => reportHosts(src),
+    findings: () => reportFindings(src)
+  }
+}
 
 const CDX_SEVERITIES = new Set(['critical', 'high', 'medium', 'low', 'none', 'unknown'])
 
@@ -96,9 +123,9 @@ function cdxVulnerability (f: FindingRecord): Record<string, unknown> {
 }
 
 /** The packages the findings name (credentialed scans), once each: components of their own. */
-async function packageComponents (src: ReportSource): Promise<Map<string, Record<string, unknown>>> {
+async function packageComponents (input: VexInput): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>()
-  for await (const f of reportFindings(src)) {
+  for await (const f of input.findings()) {
     const purl = packageUrl(f)
     if (purl === null || f.package === undefined || out.has(purl)) continue
     out.set(purl, { type: 'library', 'bom-ref': purl, name: f.package.name, version: f.package.installed, purl, properties: [{ name: 'vulnscan:host', value: f.address }, { name: 'vulnscan:source-package', value: f.package.source }] })
@@ -106,35 +133,64 @@ async function packageComponents (src: ReportSource): Promise<Map<string, Record
   return out
 }
 
-/** A CycloneDX 1.6 JSON BOM of the scan. */
-export async function * cyclonedxReport (src: ReportSource): AsyncGenerator<string> {
+function serviceComponent (address: string, port: number, protocol: 'tcp' | 'udp', name: string, version: string | null | undefined, cpe: string | undefined, service: string | null | undefined): Record<string, unknown> {
+  return {
+    type: 'application',
+    'bom-ref': serviceRef(address, port, protocol),
+    name,
+    ...(version !== undefined && version !== null && version !== '' ? { version } : {}),
+    ...(cpe !== undefined && cpe !== '' ? { cpe } : {}),
+    properties: [{ name: 'vulnscan:location', value: serviceUri(address, port, protocol) }, ...(service !== undefined && service !== null ? [{ name: 'vulnscan:service', value: service }] : [])]
+  }
+}
+
+/** The components of the hosts and their open ports. */
+async function * hostComponents (hosts: AsyncIterable<HostRecord>): AsyncGenerator<Record<string, unknown>> {
+  for await (const h of hosts) {
+    yield { type: 'device', 'bom-ref': `host:${h.address}`, name: h.address, ...(h.hostnames.length > 0 ? { description: h.hostnames.join(', ') } : {}) }
+    for (const p of h.ports.filter((x) => x.state === 'open')) {
+      yield serviceComponent(h.address, p.port, p.protocol ?? 'tcp', p.product ?? p.service ?? `port ${p.port}`, p.version, (p.cpe ?? [])[0], p.service)
+    }
+  }
+}
+
+/** A finding list's components: each host and service its findings are on, once, as the findings name them. */
+async function * findingComponents (findings: AsyncIterable<FindingRecord>): AsyncGenerator<Record<string, unknown>> {
+  const seen = new Set<string>()
+  for await (const f of findings) {
+    if (!seen.has(`host:${f.address}`)) {
+      seen.add(`host:${f.address}`)
+      yield { type: 'device', 'bom-ref': `host:${f.address}`, name: f.address }
+    }
+    const protocol = f.protocol ?? 'tcp'
+    if (f.port === 0 || seen.has(serviceRef(f.address, f.port, protocol))) continue
+    seen.add(serviceRef(f.address, f.port, protocol))
+    yield serviceComponent(f.address, f.port, protocol, f.product !== '' ? f.product : `port ${f.port}`, f.version, f.matchedCpe !== '' ? f.matchedCpe : undefined, null)
+  }
+}
+
+/** A CycloneDX 1.6 JSON BOM of the input. */
+export async function * cyclonedxDocument (input: VexInput): AsyncGenerator<string> {
   const metadata = {
-    timestamp: src.generatedAt,
+    timestamp: input.generatedAt,
     tools: { components: [{ type: 'application', name: 'vulnscan', version: VERSION }] },
-    properties: [{ name: 'vulnscan:scan-id', value: src.scan.id }, { name: 'vulnscan:scan-status', value: src.scan.status }]
+    properties: input.subject
   }
   yield `{"bomFormat":"CycloneDX","specVersion":"1.6","serialNumber":"urn:uuid:${randomUUID()}","version":1,"metadata":${JSON.stringify(metadata)},"components":[`
   let first = true
   const item = (o: unknown): string => { const s = (first ? '' : ',') + JSON.stringify(o); first = false; return s }
-  for await (const h of reportHosts(src)) {
-    yield item({ type: 'device', 'bom-ref': `host:${h.address}`, name: h.address, ...(h.hostnames.length > 0 ? { description: h.hostnames.join(', ') } : {}) })
-    for (const p of h.ports.filter((x) => x.state === 'open')) {
-      const name = p.product ?? p.service ?? `port ${p.port}`
-      yield item({
-        type: 'application',
-        'bom-ref': serviceRef(h.address, p.port, p.protocol ?? 'tcp'),
-        name,
-        ...(p.version !== undefined && p.version !== null ? { version: p.version } : {}),
-        ...((p.cpe ?? []).length > 0 ? { cpe: (p.cpe ?? [])[0] } : {}),
-        properties: [{ name: 'vulnscan:location', value: serviceUri(h.address, p.port, p.protocol ?? 'tcp') }, ...(p.service !== undefined && p.service !== null ? [{ name: 'vulnscan:service', value: p.service }] : [])]
-      })
-    }
-  }
-  for (const c of (await packageComponents(src)).values()) yield item(c)
+  const components = input.hosts !== undefined ? hostComponents(input.hosts()) : findingComponents(input.findings())
+  for await (const c of components) yield item(c)
+  for (const c of (await packageComponents(input)).values()) yield item(c)
   yield '],"vulnerabilities":['
   first = true
-  for await (const f of reportFindings(src)) yield item(cdxVulnerability(f))
+  for await (const f of input.findings()) yield item(cdxVulnerability(f))
   yield ']}\n'
+}
+
+/** A CycloneDX 1.6 JSON BOM of the scan. */
+export function cyclonedxReport (src: ReportSource): AsyncGenerator<string> {
+  return cyclonedxDocument(vexFromScan(src))
 }
 
 function vexStatement (f: FindingRecord, at: string): Record<string, unknown> {
@@ -162,28 +218,51 @@ function vexStatement (f: FindingRecord, at: string): Record<string, unknown> {
   }
 }
 
-/** Whether the report has a finding at all: an OpenVEX document needs at least one statement. */
-export async function hasFindings (src: ReportSource): Promise<boolean> {
-  for await (const _f of reportFindings(src)) return true
+/** Whether the input has a finding at all: an OpenVEX document needs at least one statement. */
+export async function hasStatements (input: VexInput): Promise<boolean> {
+  for await (const _f of input.findings()) return true
   return false
 }
 
-/** An OpenVEX 0.2 document of the scan's findings (callers check hasFindings first). */
-export async function * openvexReport (src: ReportSource): AsyncGenerator<string> {
+/** Whether the scan's report has a finding at all. */
+export async function hasFindings (src: ReportSource): Promise<boolean> {
+  return await hasStatements(vexFromScan(src))
+}
+
+/** An OpenVEX 0.2 document of the input's findings (callers check hasStatements first). */
+export async function * openvexDocument (input: VexInput): AsyncGenerator<string> {
   const head = {
     '@context': 'https://openvex.dev/ns/v0.2.0',
     '@id': `urn:uuid:${randomUUID()}`,
     author: 'vulnscan',
     role: 'scanner',
-    timestamp: src.generatedAt,
+    timestamp: input.generatedAt,
     version: 1,
-    tooling: `vulnscan ${VERSION} (scan ${src.scan.id})`
+    tooling: `vulnscan ${VERSION} (${input.describedAs})`
   }
   yield JSON.stringify(head).slice(0, -1) + ',"statements":['
   let first = true
-  for await (const f of reportFindings(src)) {
-    yield (first ? '' : ',') + JSON.stringify(vexStatement(f, src.generatedAt))
+  for await (const f of input.findings()) {
+    yield (first ? '' : ',') + JSON.stringify(vexStatement(f, input.generatedAt))
     first = false
   }
   yield ']}\n'
+}
+
+/** An OpenVEX 0.2 document of the scan's findings (callers check hasFindings first). */
+export function openvexReport (src: ReportSource): AsyncGenerator<string> {
+  return openvexDocument(vexFromScan(src))
+}
+
+/** The two documents' media types (what Accept names), Content-Type and file extension. */
+export const VEX_FORMATS = {
+  cyclonedx: { media: 'application/vnd.cyclonedx+json', contentType: 'application/vnd.cyclonedx+json; version=1.6; charset=utf-8', ext: 'cdx.json' },
+  openvex: { media: 'application/openvex+json', contentType: 'application/openvex+json; charset=utf-8', ext: 'openvex.json' }
+} as const
+export type VexFormat = keyof typeof VEX_FORMATS
+
+/** The document of `input` in `format`, or null when it is OpenVEX and there is no finding to make a statement of. */
+export async function vexDocument (format: VexFormat, input: VexInput): Promise<AsyncGenerator<string> | null> {
+  if (format === 'cyclonedx') return cyclonedxDocument(input)
+  return await hasStatements(input) ? openvexDocument(input) : null
 }

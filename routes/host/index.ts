@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import { Readable } from 'node:stream'
+import accepts from '@fastify/accepts'
 import { errors, paging, ref, reply } from '../../schemas/common'
 import { HostAddressParamsSchema, HostListQuerySchema, HostSchema, PageHostSchema } from '../../schemas/host'
-import { HostFindingQuerySchema, PageFindingSchema } from '../../schemas/finding'
-import { NotFoundError } from '../../lib/errors'
+import { HostFindingQuerySchema, HostReportQuerySchema, PageFindingSchema } from '../../schemas/finding'
+import { ConflictError, NotAcceptableError, NotFoundError } from '../../lib/errors'
 import { normalizeAddress, parseAddress } from '../../lib/addresses'
 import type { HostRecord } from '../../lib/domain/hosts'
 import { HostTagsPatchSchema, HostTagsSchema } from '../../schemas/tags'
@@ -11,8 +13,10 @@ import { tagSet } from '../../lib/tags'
 import { HOST_SORT_DEFAULT_ORDER } from '../../lib/vocabulary'
 import { hostSortValue } from '../../lib/sorting'
 import { notFoundAs } from '../../lib/errors'
+import { VEX_FORMATS, vexDocument, type VexFormat } from '../../lib/reports/vex'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
+  await fastify.register(accepts)
   // The results store hands out the same page object until a scan writes hosts (lib/store/host-page-cache.ts);
   // each such page goes through the response schema's serialiser once, not once per request.
   const bodies = new WeakMap<object, string>()
@@ -146,6 +150,55 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
     ])
     if (host === null) throw new NotFoundError(`No host with address '${address}'`)
     return { ...page, limit, offset }
+  })
+
+  fastify.get('/:address/report', {
+    schema: {
+      operationId: 'getHostReport',
+      tags: ['hosts', 'vulnerabilities'],
+      summary: 'Get a host\'s CycloneDX or OpenVEX document',
+      description: 'The host\'s findings now, across every scan, as the scan report makes them: a CycloneDX 1.6 BOM (the host, its open ' +
+        'services with their CPE and, after a credentialed scan, its packages with their purl as components; each finding a ' +
+        'vulnerability whose analysis state follows its status and decision) or an OpenVEX 0.2 document (one statement per ' +
+        'finding: affected, not_affected, fixed or under_investigation; 409 when the filters keep none). The finding filters of ' +
+        '`GET /host/{address}/vulnerability` apply, every matching finding by default.',
+      params: HostAddressParamsSchema,
+      querystring: HostReportQuerySchema,
+      response: {
+        200: {
+          description: 'The document, as an attachment',
+          content: {
+            [VEX_FORMATS.cyclonedx.media]: { schema: { type: 'object', description: 'A CycloneDX 1.6 JSON BOM (bomFormat, specVersion, components, vulnerabilities)' } },
+            [VEX_FORMATS.openvex.media]: { schema: { type: 'object', description: 'An OpenVEX 0.2 document (@context, author, timestamp, statements)' } }
+          }
+        },
+        ...errors(400, 401, 403, 404, 406, 409, 429, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const address = inScope(request, request.params.address)
+    const { format: asked, limit, offset, ...filters } = request.query
+    let format: VexFormat | undefined = asked
+    if (format === undefined) {
+      const media = request.accepts().type([VEX_FORMATS.cyclonedx.media, VEX_FORMATS.openvex.media])
+      if (media === false) throw new NotAcceptableError(`A host's document is available as ${VEX_FORMATS.cyclonedx.media} or ${VEX_FORMATS.openvex.media} (or ask with ?format=); the Accept header allows neither`)
+      format = media === VEX_FORMATS.openvex.media ? 'openvex' : 'cyclonedx'
+    }
+    const host = await fastify.results.getHost(address)
+    if (host === null) throw new NotFoundError(`No host with address '${address}'`)
+    const doc = await vexDocument(format, {
+      generatedAt: new Date().toISOString(),
+      subject: [{ name: 'vulnscan:host', value: address }],
+      describedAs: `host ${address}`,
+      hosts: async function * () { yield host },
+      findings: () => fastify.results.streamFindings({ ...filters, host: address, ...(offset !== undefined ? { offset } : {}), ...(limit !== undefined ? { limit } : {}) })
+    })
+    if (doc === null) throw new ConflictError(`Host '${address}' has no findings${Object.keys(filters).length > 0 ? ' these filters keep' : ''}: an OpenVEX document needs at least one statement`)
+    return reply
+      .type(VEX_FORMATS[format].contentType)
+      .header('content-disposition', `attachment; filename="vulnscan-host-${address.replace(/[^A-Za-z0-9._-]/g, '_')}.${VEX_FORMATS[format].ext}"`)
+      .header('cache-control', 'no-store')
+      .send(Readable.from(doc, { highWaterMark: 1 }))
   })
 }
 

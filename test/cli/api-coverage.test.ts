@@ -52,6 +52,8 @@ const COMMAND_OF: Record<string, string> = {
   setHostTags: 'tags set', // and tags clear
   changeHostTags: 'tags add', // and tags remove
   listHostFindings: 'host show',
+  getHostReport: 'host report',
+  getFindingsReport: 'vulns', // vulns --document cyclonedx | openvex
   listFindings: 'vulns',
   getCve: 'cve',
   decideFinding: 'decide'

@@ -82,3 +82,60 @@ test('CycloneDX and OpenVEX reports validate, with decisions as analysis states'
     })
   }
 })
+
+test('a host\'s and a filtered finding list\'s CycloneDX and OpenVEX documents validate, in scope and with their filters', async (t) => {
+  const cdx = cyclonedxValidator()
+  const vex = openvexValidator()
+  for (const backend of await backends()) {
+    t.test(backend, async (t) => {
+      const { app } = await build(t, backend)
+      await seedScan(app, { id: 'vex-2', at: T0, hosts: threeHosts() })
+      const all = (await app.inject({ url: '/vulnerability?limit=500', headers: auth })).json<{ items: Array<{ id: string, address: string, cveId: string, severity: string }> }>().items
+      const address = all[0].address
+      const onHost = all.filter((f) => f.address === address)
+      t.equal((await app.inject({ method: 'PATCH', url: `/vulnerability/finding/${onHost[0].id}`, headers: auth, payload: { status: 'false_positive', comment: 'not loaded' } })).statusCode, 200)
+
+      const hostBom = await app.inject({ url: `/host/${address}/report?format=cyclonedx`, headers: auth })
+      t.equal(hostBom.statusCode, 200)
+      t.match(hostBom.headers['content-type'], /^application\/vnd\.cyclonedx\+json; version=1\.6/)
+      t.match(hostBom.headers['content-disposition'], new RegExp(`filename="vulnscan-host-${address.replace(/\./g, '\\.')}\\.cdx\\.json"`))
+      const bom = hostBom.json()
+      t.ok(cdx(bom), 'the host BOM validates', { errors: cdx.errors?.slice(0, 3) })
+      t.same(bom.metadata.properties, [{ name: 'vulnscan:host', value: address }])
+      const refs = new Set((bom.components as Array<{ 'bom-ref': string }>).map((c) => c['bom-ref']))
+      t.ok(refs.has(`host:${address}`) && [...refs].every((r) => r === `host:${address}` || r.includes(address)), 'its components are the host and its own services')
+      const vulns = bom.vulnerabilities as Array<{ analysis: { state: string }, affects: Array<{ ref: string }>, properties: Array<{ name: string, value: string }> }>
+      t.equal(vulns.length, onHost.length, 'one vulnerability per finding on the host')
+      t.ok(vulns.every((v) => v.affects.every((a) => refs.has(a.ref))), 'every affects names a component')
+      t.ok(vulns.some((v) => v.analysis.state === 'false_positive'), 'the decision shows as an analysis state')
+
+      // The Accept header chooses when format is not given.
+      const hostVex = await app.inject({ url: `/host/${address}/report`, headers: { ...auth, accept: 'application/openvex+json' } })
+      t.equal(hostVex.statusCode, 200)
+      t.ok(vex(hostVex.json()), 'the host OpenVEX document validates', { errors: vex.errors?.slice(0, 3) })
+      t.match(hostVex.json().tooling, new RegExp(`\\(host ${address.replace(/\./g, '\\.')}\\)$`))
+      t.ok((hostVex.json().statements as Array<{ status: string }>).some((s) => s.status === 'not_affected'))
+      t.equal((await app.inject({ url: `/host/${address}/report`, headers: { ...auth, accept: 'text/html' } })).statusCode, 406, 'an Accept header that allows neither is a 406')
+      t.equal((await app.inject({ url: '/host/192.0.2.254/report', headers: auth })).statusCode, 404, 'an unknown host is a 404')
+      t.equal((await app.inject({ url: `/host/${address}/report?format=openvex&cveId=CVE-1999-0001`, headers: auth })).statusCode, 409, 'no statement to make: 409')
+      t.equal((await app.inject({ url: `/host/${address}/report?format=pdf`, headers: auth })).statusCode, 400, 'an unknown format is a 400')
+
+      // A filtered list: only what the filters keep, its components the hosts and services those findings are on.
+      const high = all.filter((f) => f.severity === 'high' || f.severity === 'critical')
+      const listBom = await app.inject({ url: '/vulnerability/report?format=cyclonedx&minCvss=7', headers: auth })
+      t.equal(listBom.statusCode, 200)
+      const lb = listBom.json()
+      t.ok(cdx(lb), 'the list BOM validates', { errors: cdx.errors?.slice(0, 3) })
+      const listRefs = new Set((lb.components as Array<{ 'bom-ref': string }>).map((c) => c['bom-ref']))
+      t.ok((lb.vulnerabilities as typeof vulns).every((v) => v.affects.every((a) => listRefs.has(a.ref))), 'every affects names a component of the list BOM')
+      const cvssAtLeast7 = (await app.inject({ url: '/vulnerability?limit=500&minCvss=7', headers: auth })).json<{ total: number }>().total
+      t.equal(lb.vulnerabilities.length, cvssAtLeast7, `the list's filters apply (${cvssAtLeast7} findings of CVSS 7 or more; ${high.length} high or critical)`)
+      const listVex = await app.inject({ url: `/vulnerability/report?format=openvex&host=${address}`, headers: auth })
+      t.equal(listVex.statusCode, 200)
+      t.ok(vex(listVex.json()), 'the list OpenVEX document validates', { errors: vex.errors?.slice(0, 3) })
+      t.equal(listVex.json().statements.length, onHost.length)
+      t.equal((await app.inject({ url: '/vulnerability/report?format=openvex&tag=nothing', headers: auth })).statusCode, 409)
+      t.equal((await app.inject({ url: '/vulnerability/report?scanId=no-such-scan', headers: auth })).statusCode, 404)
+    })
+  }
+})
