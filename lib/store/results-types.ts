@@ -1,6 +1,6 @@
 // Hosts and findings: what scans leave behind. One interface, two backends (Redis and in-memory).
 import type { SeverityTally } from '../finding-counts'
-import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
+import type { FindingSort, FindingSource, FindingStatus, KevCatalogue, KevFilter } from '../vocabulary'
 import type { HostResult, Transport } from '../scanner/types'
 import type { Kev, Severity } from '../nvd/types'
 import type { HostRecord, Page } from './types'
@@ -77,6 +77,13 @@ export interface NewFinding {
   cvssVector: string | null
   kev: Kev | null
   epss: Epss | null
+  /**
+   * The catalogues of known exploited vulnerabilities that list the CVE: `cisa` whenever `kev` holds CISA's entry,
+   * `eu` when ENISA's EU KEV lists it (the EUVD's exploited dump). Absent: from `kev` alone.
+   */
+  kevCatalogues?: KevCatalogue[]
+  /** The CVE's id in ENISA's EU Vulnerability Database, e.g. EUVD-2025-4893; absent or null when it has none (or the EUVD was never imported). */
+  euvdId?: string | null
   description: string
   product: string
   version: string | null
@@ -112,6 +119,8 @@ export interface NewFinding {
 
 export interface FindingRecord extends NewFinding {
   confidenceScore: number
+  kevCatalogues: KevCatalogue[]
+  euvdId: string | null
   /** Stable id from address, port (and its protocol, for UDP) and CVE: the same finding in every scan. */
   id: string
   protocol: Transport
@@ -229,7 +238,8 @@ export interface FindingQuery {
   minCvss?: number
   /** Only findings whose EPSS score is at least this (findings without one are left out). */
   minEpss?: number
-  kev?: boolean
+  /** true: listed by any catalogue of known exploited vulnerabilities; false: by none; or by this catalogue. */
+  kev?: KevFilter
   cveId?: string
   host?: string
   /** Without a status, fixed_by_distribution and potential findings are left out (the default lists). */
