@@ -831,6 +831,17 @@ export interface components {
                 scoreDate: string | null;
                 count: number;
             } | null;
+            /** @description ENISA EU Vulnerability Database: EUVD ids and the EU KEV; null when never imported */
+            euvd?: {
+                /** @description CVEs the CVE-to-EUVD mapping gives an EUVD id */
+                mappedCves: number;
+                /** @description CVEs of the exploited dump (CISA KEV and EU KEV together) */
+                exploitedCves: number;
+                /** @description CVEs ENISA's EU KEV lists */
+                euKevCves: number;
+                /** @description When a dump was last imported */
+                importedAt: string | null;
+            } | null;
         };
         Health: {
             status: "ok" | "degraded";
