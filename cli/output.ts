@@ -125,9 +125,19 @@ function epssText (f: Finding): string {
   return f.epss === null || f.epss === undefined ? '' : `${(f.epss.score * 100).toFixed(1)}%`
 }
 
+/** CISA's KEV as `KEV` (`KEV+ransomware`), ENISA's EU KEV as `EU`: `KEV EU` when both list the CVE. */
 function kevText (f: Finding): string {
-  if (!f.kev) return ''
-  return f.kev.ransomware === true ? pc.bold(pc.red('KEV+ransomware')) : pc.bold(pc.red('KEV'))
+  // A server from before the EU catalogue sends no kevCatalogues.
+  const eu = (f as { kevCatalogues?: string[] }).kevCatalogues?.includes('eu') === true
+  const cisa = f.kev ? (f.kev.ransomware === true ? 'KEV+ransomware' : 'KEV') : ''
+  const text = [cisa, eu ? 'EU' : ''].filter(Boolean).join(' ')
+  return text === '' ? '' : pc.bold(pc.red(text))
+}
+
+/** The EUVD id under the CVE id, when the finding has one. */
+function cveText (f: Finding): string {
+  const euvd = (f as { euvdId?: string | null }).euvdId
+  return euvd === null || euvd === undefined ? f.cveId : `${f.cveId}\n${pc.dim(euvd)}`
 }
 
 /**
@@ -150,7 +160,7 @@ export function findingsTable (findings: Finding[], { ids = false, width = null 
       ...(ids ? [f.id] : []),
       colourSeverity(f.severity),
       cvssText(f),
-      f.cveId,
+      cveText(f),
       kevText(f),
       epssText(f),
       f.address,

@@ -60,6 +60,7 @@ export const ConfigSchema = Type.Object({
   DEBIAN_TRACKER_URL: Type.String({ default: 'https://security-tracker.debian.org/tracker/data/json', description: 'Debian security tracker JSON (distro:import with no file)' }),
   KEV_URL: Type.String({ default: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json', description: 'CISA KEV catalog JSON (kev:import with no file)' }),
   EPSS_URL: Type.String({ default: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz', description: 'FIRST EPSS daily scores (epss:import with no file)' }),
+  EUVD_URL: Type.String({ default: 'https://euvdservices.enisa.europa.eu/api', description: 'Base URL of ENISA\'s EUVD API (dump/cve-euvd-mapping and kev/dump), for `data sync euvd`' }),
   ALPINE_SECDB_URL: Type.String({ default: 'https://secdb.alpinelinux.org', description: 'Base URL of Alpine\'s secdb (v3.NN/main.json, community.json), for `data sync alpine-secdb`' }),
   REDHAT_OSV_URL: Type.String({ default: 'https://security.access.redhat.com/data/osv', description: 'Base URL of Red Hat\'s OSV export (all.json and one file per advisory), for `data sync redhat-osv`' }),
   EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' }),

@@ -2,11 +2,16 @@
 // finding never sits in memory at once.
 import type { FindingExportQuery, ResultsStore } from './store/results-types'
 import type { FindingRecord } from './domain/findings'
+import { kevCataloguesOfFinding } from './store/results-merge'
 
 export const CSV_COLUMNS = [
   'id', 'address', 'port', 'cveId', 'severity', 'cvss', 'cvssVersion', 'kev', 'kevRansomware', 'epss', 'epssPercentile',
   'status', 'confidence', 'confidenceNote', 'source', 'rule', 'product', 'version', 'matchedCpe', 'criterion', 'reason',
-  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description', 'remediation',
+  'firstSeen', 'lastSeen', 'fixedAt', 'comment', 'description',
+  // The catalogues listing the CVE as exploited (`cisa eu`) and its EUVD id: before the three columns the tests hold
+  // last, so `remediation`, `protocol` and `confidenceScore` moved two places right.
+  'kevCatalogues', 'euvdId',
+  'remediation',
   // Appended, not put beside `port`: imports that read columns by position keep working.
   'protocol', 'confidenceScore'
 ] as const
@@ -43,6 +48,8 @@ function cell (f: FindingRecord, c: Column): string | number | boolean | null {
     case 'kevRansomware': return f.kev === null ? '' : f.kev.ransomware === true
     case 'epss': return f.epss?.score ?? null
     case 'epssPercentile': return f.epss?.percentile ?? null
+    case 'kevCatalogues': return kevCataloguesOfFinding(f).join(' ')
+    case 'euvdId': return f.euvdId ?? null
     case 'remediation': return f.remediation ?? null
     default: return f[c]
   }

@@ -32,6 +32,12 @@ export const GATE_STATUSES: readonly FindingStatus[] = ['open', 'reopened']
 export const FINDING_SOURCES = ['nvd', 'cna', 'adp', 'distribution', 'vulnscan', 'template'] as const
 export type FindingSource = typeof FINDING_SOURCES[number]
 
+/** The catalogues of known exploited vulnerabilities a finding can be listed in: CISA's KEV, ENISA's EU KEV. */
+export const KEV_CATALOGUES = ['cisa', 'eu'] as const
+export type KevCatalogue = typeof KEV_CATALOGUES[number]
+/** The finding filter `kev`: true, listed by any catalogue; false, by none; a catalogue's name, by that one. */
+export type KevFilter = boolean | KevCatalogue
+
 /** Finding list orders; risk is KEV (known ransomware use first), then EPSS, then CVSS. */
 export const FINDING_SORTS = ['cvss', 'severity', 'risk', 'lastSeen', 'firstSeen'] as const
 export type FindingSort = typeof FINDING_SORTS[number]

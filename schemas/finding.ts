@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { CursorProperty, OFFSET_MAX, pageOf, ref, StringEnum } from './common'
 import { ScanIdProperty } from './scan-diff'
 import { tagFilter } from './tags'
-import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES } from '../lib/vocabulary'
+import { DEFAULT_FINDING_SORT, FINDING_SORTS, FINDING_SOURCES, FINDING_STATUSES, KEV_CATALOGUES } from '../lib/vocabulary'
 import { CVE_DESCRIBERS } from '../lib/sources/registry'
 
 const nullable = <T extends ReturnType<typeof Type.String>> (s: T, description: string) => Type.Union([s, Type.Null()], { description })
@@ -58,6 +58,8 @@ export const FindingSchema = Type.Object({
   cvssVersion: nullable(Type.String(), 'CVSS version of the score'),
   cvssVector: nullable(Type.String(), 'CVSS vector of the score'),
   kev: Type.Union([ref(KevSchema), Type.Null()], { description: 'Known exploited (CISA KEV); null when not listed' }),
+  kevCatalogues: Type.Array(StringEnum([...KEV_CATALOGUES]), { description: 'The catalogues of known exploited vulnerabilities that list the CVE: cisa (CISA\'s KEV, whenever `kev` is set), eu (ENISA\'s EU KEV, from the EUVD\'s exploited dump); empty when none does' }),
+  euvdId: Type.Union([Type.String({ pattern: '^EUVD-[0-9]{4}-[0-9]+$' }), Type.Null()], { description: 'The CVE\'s id in ENISA\'s EU Vulnerability Database (EUVD), e.g. EUVD-2025-4893; null when it has none or the EUVD was never imported', examples: ['EUVD-2021-29270'] }),
   epss: Type.Union([ref(EpssSchema), Type.Null()], { description: 'FIRST EPSS score; null when not scored or not imported' }),
   description: Type.String(),
   product: Type.String(),
@@ -99,7 +101,7 @@ const findingFilterProperties = {
   severity: Type.Optional(StringEnum(SEVERITIES, { description: 'Only findings of this severity' })),
   minCvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'Only findings with a CVSS score at least this (findings without a score are left out)' })),
   minEpss: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Only findings with an EPSS score at least this (findings without one are left out)' })),
-  kev: Type.Optional(Type.Boolean({ description: 'true: only known exploited CVEs (CISA KEV); false: only the others' })),
+  kev: Type.Optional(Type.Union([Type.Boolean(), StringEnum([...KEV_CATALOGUES])], { description: 'true: only CVEs a catalogue of known exploited vulnerabilities lists (CISA\'s KEV or ENISA\'s EU KEV); false: only the others; cisa or eu: only those that catalogue lists' })),
   cveId: Type.Optional(Type.String({ pattern: FINDING_ID_PATTERN, maxLength: 64, description: 'Only findings of this CVE, or of this exposure check (`VULNSCAN-…`)' })),
   status: Type.Optional(StringEnum(STATUSES, { description: 'Only findings in this status; without it, fixed_by_distribution and potential findings are left out' })),
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),

@@ -871,6 +871,17 @@ export interface components {
                 scoreDate: string | null;
                 count: number;
             } | null;
+            /** @description ENISA EU Vulnerability Database: EUVD ids and the EU KEV; null when never imported */
+            euvd?: {
+                /** @description CVEs the CVE-to-EUVD mapping gives an EUVD id */
+                mappedCves: number;
+                /** @description CVEs of the exploited dump (CISA KEV and EU KEV together) */
+                exploitedCves: number;
+                /** @description CVEs ENISA's EU KEV lists */
+                euKevCves: number;
+                /** @description When a dump was last imported */
+                importedAt: string | null;
+            } | null;
         };
         Health: {
             status: "ok" | "degraded";
@@ -1399,6 +1410,13 @@ export interface components {
             cvssVector: string | null;
             /** @description Known exploited (CISA KEV); null when not listed */
             kev: components["schemas"]["Kev"] | null;
+            /** @description The catalogues of known exploited vulnerabilities that list the CVE: cisa (CISA's KEV, whenever `kev` is set), eu (ENISA's EU KEV, from the EUVD's exploited dump); empty when none does */
+            kevCatalogues: ("cisa" | "eu")[];
+            /**
+             * @description The CVE's id in ENISA's EU Vulnerability Database (EUVD), e.g. EUVD-2025-4893; null when it has none or the EUVD was never imported
+             * @example EUVD-2021-29270
+             */
+            euvdId: string | null;
             /** @description FIRST EPSS score; null when not scored or not imported */
             epss: components["schemas"]["Epss"] | null;
             description: string;
@@ -5841,8 +5859,8 @@ export interface operations {
                 minCvss?: number;
                 /** @description Only findings with an EPSS score at least this (findings without one are left out) */
                 minEpss?: number;
-                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
-                kev?: boolean;
+                /** @description true: only CVEs a catalogue of known exploited vulnerabilities lists (CISA's KEV or ENISA's EU KEV); false: only the others; cisa or eu: only those that catalogue lists */
+                kev?: boolean | ("cisa" | "eu");
                 /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
@@ -5950,8 +5968,8 @@ export interface operations {
                 minCvss?: number;
                 /** @description Only findings with an EPSS score at least this (findings without one are left out) */
                 minEpss?: number;
-                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
-                kev?: boolean;
+                /** @description true: only CVEs a catalogue of known exploited vulnerabilities lists (CISA's KEV or ENISA's EU KEV); false: only the others; cisa or eu: only those that catalogue lists */
+                kev?: boolean | ("cisa" | "eu");
                 /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
@@ -6123,8 +6141,8 @@ export interface operations {
                 minCvss?: number;
                 /** @description Only findings with an EPSS score at least this (findings without one are left out) */
                 minEpss?: number;
-                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
-                kev?: boolean;
+                /** @description true: only CVEs a catalogue of known exploited vulnerabilities lists (CISA's KEV or ENISA's EU KEV); false: only the others; cisa or eu: only those that catalogue lists */
+                kev?: boolean | ("cisa" | "eu");
                 /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */
@@ -6244,8 +6262,8 @@ export interface operations {
                 minCvss?: number;
                 /** @description Only findings with an EPSS score at least this (findings without one are left out) */
                 minEpss?: number;
-                /** @description true: only known exploited CVEs (CISA KEV); false: only the others */
-                kev?: boolean;
+                /** @description true: only CVEs a catalogue of known exploited vulnerabilities lists (CISA's KEV or ENISA's EU KEV); false: only the others; cisa or eu: only those that catalogue lists */
+                kev?: boolean | ("cisa" | "eu");
                 /** @description Only findings of this CVE, or of this exposure check (`VULNSCAN-…`) */
                 cveId?: string;
                 /** @description Only findings in this status; without it, fixed_by_distribution and potential findings are left out */

@@ -85,7 +85,7 @@ const REGISTRY = 'lib/sources/registry.ts'
 const SHARED_DISTRO = /^lib\/distro\/(family|families|package|decide|[a-z]+-version)\.ts$/
 // What imports or reports a source's data: CVE records, the trackers, KEV and EPSS, the NVD's importers.
 const SOURCE_INTERNALS = (p: string): boolean =>
-  p.startsWith('lib/cve5/') || /^lib\/exploit\/(kev|epss|context|feed)/.test(p) ||
+  p.startsWith('lib/cve5/') || /^lib\/exploit\/(kev|epss|euvd|context|feed)/.test(p) ||
   (p.startsWith('lib/distro/') && !SHARED_DISTRO.test(p)) || /^lib\/nvd\/(sync|feed-import|descriptor)\.ts$/.test(p)
 const SOURCE_FOLDERS = /^lib\/(cve5|distro|exploit|nvd|sources)\//
 // Allowed beside the registry: the matcher's deciding stages, the per-source import commands kept for their

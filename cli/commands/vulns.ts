@@ -1,5 +1,5 @@
 // `vulnscan vulns`: findings across hosts, filtered, as a table, JSON or the server's CSV; --fail-on judges them all.
-import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES } from '../../lib/vocabulary'
+import { CLI_FINDING_SORT, FINDING_SORTS, FINDING_STATUSES, KEV_CATALOGUES } from '../../lib/vocabulary'
 import { api, jsonPage, oneOf, paging, print, printJson, probability, usage } from '../context'
 import { allFindings, lastScansOfHosts, uncheckedByScan, uncheckedLine, type FindingQuery } from '../findings'
 import { gateOptions, readGate, uncheckedGate, verdict } from '../gate'
@@ -13,7 +13,7 @@ const vulns: CommandModule = (program, kit) => {
     .summary('list findings (open, fixed, reopened, accepted and false positives)')
     .description('Lists findings on every host, filters combined; fixed_by_distribution and potential findings are listed only when asked with --status.')
     .option('--severity <level>', 'only this severity: critical | high | medium | low | none | unknown')
-    .option('--kev', 'only CVEs in CISA\'s Known Exploited Vulnerabilities catalogue')
+    .option('--kev [catalogue]', `only known exploited CVEs: any catalogue, or ${KEV_CATALOGUES.join(' | ')} (CISA's KEV, ENISA's EU KEV)`)
     .option('--min-epss <0-1>', 'only findings whose EPSS score is at least this')
     .option('--min-cvss <0-10>', 'only findings whose CVSS score is at least this')
     .option('--status <status>', `only this status: ${FINDING_STATUSES.join(' | ')} (fixed_by_distribution and potential are listed only when asked)`)
@@ -37,13 +37,14 @@ const vulns: CommandModule = (program, kit) => {
     const sort = oneOf('sort', str('sort'), FINDING_SORTS) ?? CLI_FINDING_SORT
     const order = oneOf('order', str('order'), ['asc', 'desc'] as const)
     const confidence = oneOf('confidence', str('confidence'), CONFIDENCES)
+    const kev = opts.kev === true ? true : oneOf('kev', str('kev'), KEV_CATALOGUES)
     const minEpss = probability('min-epss', str('minEpss'))
     const minCvss = str('minCvss') === undefined ? undefined : Number(str('minCvss'))
     if (minCvss !== undefined && (!/^\d+(\.\d+)?$/.test(str('minCvss') ?? '') || minCvss > 10)) throw usage(`--min-cvss must be a number from 0 to 10, not '${str('minCvss')}'`)
     const gate = readGate(opts as { failOn?: string, minConfidence?: string })
     const query: FindingQuery = {
       ...(severity ? { severity } : {}),
-      ...(opts.kev === true ? { kev: true } : {}),
+      ...(kev !== undefined ? { kev } : {}),
       ...(minEpss !== undefined ? { minEpss } : {}),
       ...(minCvss !== undefined ? { minCvss } : {}),
       ...(status ? { status } : {}),

@@ -169,7 +169,7 @@ export async function matchPackages (address: string, inv: Inventory, family: Pa
   // The registry's enriching sources (KEV, EPSS…), in its order, as the banner matcher applies them.
   const findings = verdicts.map((v) => packageFinding(address, v, byId.get(v.cveId) ?? null, family, release, importedAt))
     .map((f) => {
-      let fields: EnrichableFields = { kev: f.kev, epss: f.epss }
+      let fields: EnrichableFields = { kev: f.kev, epss: f.epss, euvdId: f.euvdId ?? null, kevCatalogues: f.kevCatalogues ?? (f.kev !== null ? ['cisa'] : []) }
       for (const enrich of enrichers) fields = { ...fields, ...enrich(f.cveId, fields) }
       return { ...f, ...fields }
     })

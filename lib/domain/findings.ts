@@ -3,7 +3,7 @@
 import type { Confidence } from './confidence'
 import type { Transport } from './hosts'
 import type { FindingSeverity } from './severity'
-import type { FindingSource, FindingStatus } from '../vocabulary'
+import type { FindingSource, FindingStatus, KevCatalogue } from '../vocabulary'
 
 /** CISA's Known Exploited Vulnerabilities entry of a CVE. */
 export interface Kev {
@@ -69,6 +69,13 @@ export interface NewFinding {
   cvssVector: string | null
   kev: Kev | null
   epss: Epss | null
+  /**
+   * The catalogues of known exploited vulnerabilities that list the CVE: `cisa` whenever `kev` holds CISA's entry,
+   * `eu` when ENISA's EU KEV lists it (the EUVD's exploited dump). Absent: from `kev` alone.
+   */
+  kevCatalogues?: KevCatalogue[]
+  /** The CVE's id in ENISA's EU Vulnerability Database, e.g. EUVD-2025-4893; absent or null when it has none (or the EUVD was never imported). */
+  euvdId?: string | null
   description: string
   product: string
   version: string | null
@@ -104,6 +111,8 @@ export interface NewFinding {
 
 export interface FindingRecord extends NewFinding {
   confidenceScore: number
+  kevCatalogues: KevCatalogue[]
+  euvdId: string | null
   /** Stable id from address, port (and its protocol, for UDP) and CVE: the same finding in every scan. */
   id: string
   protocol: Transport

@@ -475,7 +475,7 @@ export async function matchService (service: ServiceInfo, deps: MatchDeps, opts:
     verdicts = [...byCve.values()]
     if (pkg !== null) verdicts = verdicts.map((v) => applyBackport(v, pkg, entries?.get(v.cveId) ?? null))
     verdicts = verdicts.map((v) => {
-      let fields: EnrichableFields = { kev: v.kev, epss: v.epss }
+      let fields: EnrichableFields = { kev: v.kev, epss: v.epss, euvdId: v.euvdId ?? null, kevCatalogues: v.kevCatalogues ?? (v.kev !== null ? ['cisa'] : []) }
       for (const enrich of enrichers) fields = { ...fields, ...enrich(v.cveId, fields) }
       return { ...v, ...fields }
     })

@@ -7,10 +7,11 @@ import type { FindingRecord } from '../domain/findings'
 import type { ResultsStore } from '../store/results-types'
 import type { HostRecord } from '../domain/hosts'
 import type { ScanRecord } from '../store/types'
-import type { FindingSource, FindingStatus } from '../vocabulary'
+import type { FindingSource, FindingStatus, KevCatalogue } from '../vocabulary'
 import { CLI_FINDING_SORT, GATE_STATUSES } from '../vocabulary'
 import { VERSION } from '../version'
 import { turn } from '../event-loop'
+import { kevCataloguesOfFinding } from '../store/results-merge'
 
 export const REPORT_FORMATS = ['json', 'csv', 'sarif', 'html', 'cyclonedx', 'openvex'] as const
 export type ReportFormat = typeof REPORT_FORMATS[number]
@@ -141,7 +142,14 @@ export function nvdUrl (id: string): string | null {
  * What to do about a finding, from the data that decided it: the distribution's fixed package, the upstream bound
  * of the matched rule ("upgrade beyond X"), or a plain "no fixed version known".
  */
-export function remediation (f: FindingRecord): string {
+const CATALOGUE_NAMES: Record<KevCatalogue, string> = { cisa: 'CISA KEV', eu: 'EU KEV' }
+
+/** The catalogues of known exploited vulnerabilities that list the finding's CVE, by name: `CISA KEV, EU KEV`; empty when none. */
+export function kevCatalogueNames (f: Pick<FindingRecord, 'kev' | 'kevCatalogues'>): string {
+  return kevCataloguesOfFinding(f).map((c) => CATALOGUE_NAMES[c]).join(', ')
+}
+
+export function remediation (f: Omit<FindingRecord, 'kevCatalogues' | 'euvdId'>): string {
   const d = f.distribution
   if (f.status === 'fixed_by_distribution' || f.observed === 'fixed_by_distribution') {
     return `The running ${d?.family ?? 'distribution'} package revision${d?.packageVersion != null ? ` ${d.packageVersion}` : ''} already carries the fix.`

@@ -8,7 +8,7 @@ import escapeHtml from 'escape-html'
 import { sourceLines, type DataSources } from '../sources/registry'
 import type { FindingRecord } from '../domain/findings'
 import type { HostRecord } from '../domain/hosts'
-import { dataSourcesOf, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER, type ReportSource, type SeverityCounts } from './gather'
+import { dataSourcesOf, kevCatalogueNames, nvdUrl, remediation, reportFindings, reportHosts, reportMeta, SEVERITY_ORDER, type ReportSource, type SeverityCounts } from './gather'
 import type { FindingSeverity } from '../domain/severity'
 
 /** How many findings the HTML lists at most (the most severe first); the JSON, CSV and SARIF reports list all. */
@@ -133,7 +133,9 @@ function findingRow (f: FindingRecord): string {
   const link = nvdUrl(f.cveId)
   const cve = link === null ? e(f.cveId) : `<a href="${e(link)}">${e(f.cveId)}</a>`
   const status = f.status.replace(/_/g, ' ')
-  return `<tr class="finding" data-severity="${f.severity}"><td>${sev(f.severity)}</td><td>${cve}${f.kev !== null ? '<br><strong>Known exploited</strong>' : ''}</td>` +
+  const exploited = kevCatalogueNames(f)
+  return `<tr class="finding" data-severity="${f.severity}"><td>${sev(f.severity)}</td><td>${cve}${exploited === '' ? '' : `<br><strong>Known exploited</strong> <span class="muted">(${e(exploited)})</span>`}` +
+    `${f.euvdId != null ? `<br><span class="euvd">${e(f.euvdId)}</span>` : ''}</td>` +
     `<td class="num">${f.port === 0 ? 'host' : `${f.port}/${e(f.protocol ?? 'tcp')}`}</td><td>${e(f.product)}${f.version !== null ? ` ${e(f.version)}` : ''}</td>` +
     `<td class="num">${f.cvss === null ? '<span class="muted">none yet</span>' : `${f.cvss}${f.cvssVersion !== null ? ` <span class="muted">v${e(f.cvssVersion)}</span>` : ''}`}</td>` +
     `<td>${e(status)}<br><span class="muted">${e(f.confidence)} confidence${f.confidenceNote !== null ? `: ${e(f.confidenceNote)}` : ''}</span>` +

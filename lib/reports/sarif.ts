@@ -9,6 +9,7 @@
 // logical location show).
 import { FindingCounter } from '../finding-counts'
 import type { FindingRecord } from '../domain/findings'
+import { kevCataloguesOfFinding } from '../store/results-merge'
 import { VERSION } from '../version'
 import { dataSourcesOf, reportFindings, reportMeta, serviceUri, nvdUrl, remediation, standing, type ReportSource } from './gather'
 import type { FindingSeverity } from '../domain/severity'
@@ -58,7 +59,8 @@ function sentence (text: string): string {
   return t === '' ? '' : /[.!?]$/.test(t) ? t : `${t}.`
 }
 
-function ruleOf (f: FindingRecord): Rule {
+function ruleOf (record: FindingRecord): Rule {
+  const f = { ...record, kevCatalogues: kevCataloguesOfFinding(record), euvdId: record.euvdId ?? null }
   const uri = nvdUrl(f.cveId)
   const description = f.description === '' ? `${f.cveId} affects ${f.product}.` : f.description
   const score = f.cvss === null ? 'no CVSS score yet' : `CVSS ${f.cvssVersion ?? ''} ${f.cvss}`.replace('  ', ' ')
@@ -68,8 +70,10 @@ function ruleOf (f: FindingRecord): Rule {
     fullDescription: { text: description },
     help: {
       text: `${description}\n\nSeverity: ${f.severity} (${score}).${f.kev !== null ? ` Listed in CISA's Known Exploited Vulnerabilities catalog since ${f.kev.dateAdded}.` : ''}` +
+        `${f.kevCatalogues.includes('eu') ? ' Listed in ENISA\'s EU Known Exploited Vulnerabilities catalogue.' : ''}${f.euvdId !== null ? ` EUVD: ${f.euvdId}.` : ''}` +
         `${uri !== null ? `\nDetails: ${uri}` : ''}`,
       markdown: `${description}\n\n**Severity:** ${f.severity} (${score})${f.kev !== null ? `\n\n**Known exploited** (CISA KEV, added ${f.kev.dateAdded})` : ''}` +
+        `${f.kevCatalogues.includes('eu') ? '\n\n**Known exploited** (EU KEV)' : ''}${f.euvdId !== null ? `\n\n**EUVD:** ${f.euvdId}` : ''}` +
         `${uri !== null ? `\n\n[${f.cveId} at the NVD](${uri})` : ''}`
     },
     ...(uri !== null ? { helpUri: uri } : {}),
@@ -78,7 +82,7 @@ function ruleOf (f: FindingRecord): Rule {
       // GitHub code scanning reads this (a number as a string) to rank alerts as critical, high, medium or low.
       // A finding without CVSS (an exposure check) gets the middle of its severity's band, so it ranks in its severity.
       ...(securitySeverity(f) !== null ? { 'security-severity': securitySeverity(f) } : {}),
-      tags: ['security', 'vulnerability', ...(f.kev !== null ? ['known-exploited'] : [])],
+      tags: ['security', 'vulnerability', ...(f.kevCatalogues.length > 0 ? ['known-exploited'] : [])],
       severity: f.severity,
       cvss: f.cvss,
       cvssVersion: f.cvssVersion,
@@ -87,7 +91,8 @@ function ruleOf (f: FindingRecord): Rule {
   }
 }
 
-function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown> {
+function resultOf (record: FindingRecord, ruleIndex: number): Record<string, unknown> {
+  const f = { ...record, kevCatalogues: kevCataloguesOfFinding(record), euvdId: record.euvdId ?? null }
   const protocol = f.protocol === 'udp' ? 'udp' : 'tcp'
   const uri = serviceUri(f.address, f.port, protocol)
   // `192.0.2.1:22`, and `192.0.2.1:53/udp` so that a UDP service reads apart from a TCP one on the same number.
@@ -131,6 +136,8 @@ function resultOf (f: FindingRecord, ruleIndex: number): Record<string, unknown>
       evidence: f.evidence,
       remediation: fix,
       kev: f.kev,
+      kevCatalogues: f.kevCatalogues,
+      euvdId: f.euvdId,
       epss: f.epss,
       distribution: f.distribution,
       firstSeen: f.firstSeen,

@@ -10,6 +10,7 @@ import type { DistroFamily } from '../distro/family'
 import type { LocalCveIndex } from '../nvd/cve-index'
 import type { CveRecord } from '../nvd/types'
 import type { Epss, Kev } from '../domain/findings'
+import type { KevCatalogue } from '../vocabulary'
 import type { SourceStore } from './source-store'
 
 /**
@@ -132,6 +133,9 @@ export function defineSummary<const K extends string, S extends TSchema, const G
 export interface EnrichableFields {
   kev: Kev | null
   epss: Epss | null
+  euvdId: string | null
+  /** Every catalogue that lists the CVE as exploited (`cisa` follows `kev`). */
+  kevCatalogues: KevCatalogue[]
 }
 
 export interface Enrichment {

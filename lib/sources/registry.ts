@@ -10,6 +10,7 @@ import { debianTrackerSource } from '../distro/debian-source'
 import { redhatOsvSource } from '../distro/redhat-osv'
 import { ubuntuOsvSource } from '../distro/ubuntu-source'
 import { epssSource } from '../exploit/epss-source'
+import { euvdSource } from '../exploit/euvd-source'
 import { kevSource } from '../exploit/kev-source'
 import type { LocalCveIndex } from '../nvd/cve-index'
 import { nvdSource } from '../nvd/descriptor'
@@ -24,7 +25,8 @@ export const DATA_SOURCES = [
   alpineSecdbSource,
   redhatOsvSource,
   kevSource,
-  epssSource
+  epssSource,
+  euvdSource
 ] as const
 
 type Summaries = (typeof DATA_SOURCES)[number]['summary']

@@ -4,11 +4,11 @@
 import { FindingCounter } from '../finding-counts'
 import { scoreOfFinding } from '../domain/confidence'
 import { hash } from 'node:crypto'
-import { SEVERITY_RANK } from '../vocabulary'
+import { SEVERITY_RANK, type KevCatalogue, type KevFilter } from '../vocabulary'
 import { withScanTags } from '../tags'
 import type { HostPort, HostRecord, Transport } from '../domain/hosts'
 import type { ExploitUpdate, FindingExportQuery, FindingQuery, HostQuery, HostScanWrite, RecordCounts } from './results-types'
-import type { FindingRecord, NewFinding, PackageEvidence } from '../domain/findings'
+import type { FindingRecord, Kev, NewFinding, PackageEvidence } from '../domain/findings'
 import type { FindingStatus } from '../vocabulary'
 
 /** Peers control banners, evidence and reverse DNS: what the store keeps of them is bounded. */
@@ -139,7 +139,26 @@ export function withHostTags (host: HostRecord, tags: string[]): HostRecord {
 }
 
 /** A finding record as code builds it: the protocol may be left out for TCP. */
-export type FindingInput = Omit<FindingRecord, 'protocol' | 'confidenceScore'> & { protocol?: Transport, confidenceScore?: number }
+export type FindingInput = Omit<FindingRecord, 'protocol' | 'confidenceScore' | 'kevCatalogues' | 'euvdId'> &
+  { protocol?: Transport, confidenceScore?: number, kevCatalogues?: KevCatalogue[], euvdId?: string | null }
+
+/** The catalogues listing a CVE: CISA's whenever the finding holds its KEV entry, the EU's when it lists it too. */
+export function kevCataloguesOf (kev: Kev | null, eu: boolean): KevCatalogue[] {
+  const out: KevCatalogue[] = []
+  if (kev !== null) out.push('cisa')
+  if (eu) out.push('eu')
+  return out
+}
+
+/** The catalogues a stored finding is listed in (one stored before the EU's was read knows only `kev`). */
+export function kevCataloguesOfFinding (f: Pick<NewFinding, 'kev' | 'kevCatalogues'>): KevCatalogue[] {
+  return kevCataloguesOf(f.kev, f.kevCatalogues?.includes('eu') === true)
+}
+
+/** Whether a finding listed by these catalogues passes the `kev` filter. */
+export function kevFilterPasses (want: KevFilter, catalogues: readonly KevCatalogue[]): boolean {
+  return typeof want === 'boolean' ? (catalogues.length > 0) === want : catalogues.includes(want)
+}
 
 export function findingRecord (f: FindingInput): FindingRecord {
   return {
@@ -154,6 +173,8 @@ export function findingRecord (f: FindingInput): FindingRecord {
     cvssVector: f.cvssVector,
     kev: f.kev,
     epss: f.epss ?? null,
+    kevCatalogues: kevCataloguesOf(f.kev, f.kevCatalogues?.includes('eu') === true),
+    euvdId: f.euvdId ?? null,
     description: bounded(f.description),
     product: f.product,
     version: f.version,
@@ -384,7 +405,7 @@ export function findingFilter (q: FindingExportQuery): (f: FindingRecord) => boo
     if (severity !== undefined && f.severity !== severity) return false
     if (minCvss !== undefined && (f.cvss === null || f.cvss < minCvss)) return false
     if (minEpss !== undefined && (f.epss === null || f.epss.score < minEpss)) return false
-    if (kev !== undefined && (f.kev !== null) !== kev) return false
+    if (kev !== undefined && !kevFilterPasses(kev, kevCataloguesOfFinding(f))) return false
     if (cveId !== undefined && f.cveId !== cveId) return false
     if (host !== undefined && f.address !== host) return false
     if (confidence !== undefined && f.confidence !== confidence) return false

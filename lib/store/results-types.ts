@@ -4,7 +4,7 @@ import type { Confidence } from '../domain/confidence'
 import type { Epss, FindingRecord, Kev, NewFinding } from '../domain/findings'
 import type { HostRecord, HostResult, Transport } from '../domain/hosts'
 import type { FindingSeverity, Severity, SeverityTally } from '../domain/severity'
-import type { FindingSort, FindingSource, FindingStatus } from '../vocabulary'
+import type { FindingSort, FindingSource, FindingStatus, KevFilter } from '../vocabulary'
 import type { Page } from './types'
 import type { ListPosition } from '../list-cursor'
 
@@ -111,7 +111,8 @@ export interface FindingQuery {
   minCvss?: number
   /** Only findings whose EPSS score is at least this (findings without one are left out). */
   minEpss?: number
-  kev?: boolean
+  /** true: listed by any catalogue of known exploited vulnerabilities; false: by none; or by this catalogue. */
+  kev?: KevFilter
   cveId?: string
   host?: string
   /** Without a status, fixed_by_distribution and potential findings are left out (the default lists). */

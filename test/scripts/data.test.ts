@@ -24,7 +24,7 @@ t.test('status lists every registered source; imports through any of them show i
   const before = sink()
   t.equal(await runData(['status', '--json'], ctx, before), 0)
   const statuses = JSON.parse(before.text()) as Array<{ name: string, imported: boolean, ageSeconds: number | null }>
-  t.same(statuses.map((s) => s.name), ['nvd', 'cve5', 'debian-tracker', 'ubuntu-osv', 'alpine-secdb', 'redhat-osv', 'kev', 'epss'])
+  t.same(statuses.map((s) => s.name), ['nvd', 'cve5', 'debian-tracker', 'ubuntu-osv', 'alpine-secdb', 'redhat-osv', 'kev', 'epss', 'euvd'])
   t.ok(statuses.every((s) => !s.imported && s.ageSeconds === null), 'nothing imported yet')
 
   const out = sink()

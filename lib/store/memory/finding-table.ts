@@ -4,11 +4,11 @@
 // and the scan's conclusion. Each finding has a slot number; its id (12 bytes) and the fields that filters and
 // orders read sit in typed arrays indexed by slot, so a filter over every finding is a loop over numbers, not
 // over objects. The full FindingRecord is built only for what a page or an export hands out.
-import { FINDING_STATUSES, type FindingSource, type FindingStatus } from '../../vocabulary'
+import { FINDING_STATUSES, type FindingSource, type FindingStatus, type KevFilter } from '../../vocabulary'
 import type { DistributionEvidence, Epss, FindingRecord, Kev, NewFinding, ObservedStatus, PackageEvidence } from '../../domain/findings'
 import { scoreOfFinding, type Confidence } from '../../domain/confidence'
 import type { FindingExportQuery } from '../results-types'
-import { isHiddenByDefault, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
+import { isHiddenByDefault, kevCataloguesOf, MAX_TEXT, protocolOf, riskValue, SEVERITY_RANK, severityRiskValue } from '../results-merge'
 import type { Transport } from '../../domain/hosts'
 
 /** Variants kept per key (a CVE whose EPSS moved, a product whose banner differs per host) before the oldest goes. */
@@ -16,6 +16,17 @@ const VARIANTS_MAX = 8
 /** Keys kept for sharing before a table starts afresh (what is shared already stays shared). */
 const KEYS_MAX = 500_000
 const NO_PLATFORMS: string[] = Object.freeze([]) as unknown as string[]
+
+const EU_KEV = 4
+
+/** The test of the `kev` filter on the kev column (null: no filter). */
+function kevColumnTest (want: KevFilter | undefined): ((k: number) => boolean) | null {
+  if (want === undefined) return null
+  if (want === true) return (k) => k !== 0
+  if (want === false) return (k) => k === 0
+  if (want === 'eu') return (k) => (k & EU_KEV) !== 0
+  return (k) => (k & 3) !== 0
+}
 
 /** What a finding says of its CVE: the same for every finding of the CVE, until the data sources change it. */
 export interface CveData {
@@ -26,6 +37,9 @@ export interface CveData {
   readonly cvssVector: string | null
   readonly kev: Kev | null
   readonly epss: Epss | null
+  /** ENISA's EU KEV lists it. */
+  readonly eu: boolean
+  readonly euvdId: string | null
   readonly description: string
   readonly risk: number
   /** severityRiskValue: severity, then risk. */
@@ -112,6 +126,8 @@ export function toRecord (id: string, f: Finding): FindingRecord {
     cvssVector: c.cvssVector,
     kev: c.kev,
     epss: c.epss,
+    kevCatalogues: kevCataloguesOf(c.kev, c.eu),
+    euvdId: c.euvdId,
     description: c.description,
     product: p.product,
     version: p.version,
@@ -400,7 +416,8 @@ export class FindingTable {
     this.sev[s] = SEVERITY_RANK[c.severity] ?? -1
     this.cvss[s] = c.cvss ?? NaN
     this.epss[s] = c.epss === null ? NaN : c.epss.score
-    this.kev[s] = c.kev === null ? 0 : c.kev.ransomware === true ? 2 : 1
+    // Bits 1 and 2: CISA's KEV (2 with ransomware use); bit 4: the EU KEV.
+    this.kev[s] = (c.kev === null ? 0 : c.kev.ransomware === true ? 2 : 1) | (c.eu ? EU_KEV : 0)
     const status = statusCode(f.status)
     this.status[s] = status
     if (HIDDEN_CODE[status] === 1) this.hidden++
@@ -419,12 +436,13 @@ export class FindingTable {
 
   /** The shared CVE data of a new finding, with the finding's KEV and EPSS data. */
   cveOf (nf: NewFinding): CveData {
-    return this.cveWith(nf.cveId.toUpperCase(), nf.severity, nf.cvss, nf.cvssVersion, nf.cvssVector, nf.kev, nf.epss ?? null, bounded(nf.description))
+    return this.cveWith(nf.cveId.toUpperCase(), nf.severity, nf.cvss, nf.cvssVersion, nf.cvssVector, nf.kev, nf.epss ?? null, bounded(nf.description),
+      nf.kevCatalogues?.includes('eu') === true, nf.euvdId ?? null)
   }
 
   cveWith (
     cveId: string, severity: CveData['severity'], cvss: number | null, cvssVersion: string | null, cvssVector: string | null,
-    kev: Kev | null, epss: Epss | null, description: string
+    kev: Kev | null, epss: Epss | null, description: string, eu = false, euvdId: string | null = null
   ): CveData {
     const kevKey = json(kev)
     const list = this.cves.list(cveId)
@@ -432,11 +450,11 @@ export class FindingTable {
       for (let i = list.length - 1; i >= 0; i--) {
         const v = list[i]
         if (v.severity === severity && v.cvss === cvss && v.cvssVersion === cvssVersion && v.cvssVector === cvssVector &&
-          v.kevKey === kevKey && sameEpss(v.epss, epss) && v.description === description) return v
+          v.kevKey === kevKey && sameEpss(v.epss, epss) && v.description === description && v.eu === eu && v.euvdId === euvdId) return v
       }
     }
     return this.cves.add(cveId, Object.freeze({
-      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), description, risk: riskValue({ kev, epss, cvss }), sevRisk: severityRiskValue({ severity, kev, epss, cvss }), kevKey, epssKey: json(epss)
+      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), eu, euvdId, description, risk: riskValue({ kev, epss, cvss }), sevRisk: severityRiskValue({ severity, kev, epss, cvss }), kevKey, epssKey: json(epss)
     }))
   }
 
@@ -528,7 +546,7 @@ export class FindingTable {
     const minCvss = q.minCvss ?? 0
     const byEpss = q.minEpss !== undefined
     const minEpss = q.minEpss ?? 0
-    const wantKev = q.kev === undefined ? -1 : q.kev ? 1 : 0
+    const kevTest = kevColumnTest(q.kev)
     const wantConf = q.confidence === undefined ? -1 : CONFIDENCE_CODE.get(q.confidence) ?? NO_CODE
     const source = q.source
     const entries = this.entries
@@ -541,7 +559,7 @@ export class FindingTable {
       else if (wantSev !== -2 && sev[s] !== wantSev) ok = 0
       else if (byCvss && !(cvss[s] >= minCvss)) ok = 0
       else if (byEpss && !(epss[s] >= minEpss)) ok = 0
-      else if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) ok = 0
+      else if (kevTest !== null && !kevTest(kev[s])) ok = 0
       else if (wantConf !== -1 && conf[s] !== wantConf) ok = 0
       else if (source !== undefined && entries[s]!.detail.rule.source !== source) ok = 0
       else if (score[s] < minScore) ok = 0
@@ -580,7 +598,7 @@ export class FindingTable {
     const wantSev = q.severity === undefined ? -2 : SEVERITY_RANK[q.severity] ?? -3
     const minCvss = q.minCvss
     const minEpss = q.minEpss
-    const wantKev = q.kev === undefined ? -1 : q.kev ? 1 : 0
+    const kevTest = kevColumnTest(q.kev)
     const wantConf = q.confidence === undefined ? -1 : CONFIDENCE_CODE.get(q.confidence) ?? NO_CODE
     const cveId = q.cveId?.toUpperCase()
     const host = q.host
@@ -589,7 +607,7 @@ export class FindingTable {
       if (wantSev !== -2 && sev[s] !== wantSev) return false
       if (minCvss !== undefined && !(cvss[s] >= minCvss)) return false
       if (minEpss !== undefined && !(epss[s] >= minEpss)) return false
-      if (wantKev !== -1 && (kev[s] === 0 ? 0 : 1) !== wantKev) return false
+      if (kevTest !== null && !kevTest(kev[s])) return false
       if (wantConf !== -1 && conf[s] !== wantConf) return false
       if (q.source !== undefined && entries[s]!.detail.rule.source !== q.source) return false
       if (score[s] < minScore) return false

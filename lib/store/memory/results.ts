@@ -629,7 +629,7 @@ export class MemoryResultsStore implements ResultsStore {
           const v = d.cve
           const kev = c.kev === undefined ? v.kev : c.kev
           if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey) continue
-          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description)
+          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description, v.eu, v.euvdId)
           this.replaceFinding(s, new Finding(f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
             f.lastScanId, f.fixedAt, f.decision), t.firstSeen[s], t.lastSeen[s])
           changed++

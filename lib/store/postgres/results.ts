@@ -14,8 +14,9 @@ import type { FindingRecord } from '../../domain/findings'
 import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
   decide, FINDING_SORT_DEFAULT_ORDER, findingId, isCheckFinding, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
-  hostSortValue, hostTallies, isStanding, mergeHostWrite, SEVERITY_RANK, withExploit, withHostTags
+  hostSortValue, hostTallies, isStanding, kevCataloguesOfFinding, mergeHostWrite, SEVERITY_RANK, withExploit, withHostTags
 } from '../results-merge'
+import type { KevFilter } from '../../vocabulary'
 import { normalizeAddress, sortAddresses } from '../../addresses'
 import { editedTags } from '../../tags'
 import type { ListPosition } from '../../list-cursor'
@@ -86,7 +87,7 @@ function hostParams (hosts: readonly HostRecord[]): unknown[] {
 }
 
 function findingParams (findings: readonly FindingRecord[], texts?: readonly string[]): unknown[] {
-  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], [], [], []]
+  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], [], [], [], [], [], []]
   for (const f of findings) {
     cols[0].push(f.id)
     cols[1].push(f.address)
@@ -103,6 +104,7 @@ function findingParams (findings: readonly FindingRecord[], texts?: readonly str
     cols[12].push(findingSortValue(f, 'risk'))
     cols[13].push(findingSortValue(f, 'severity'))
     cols[14].push(f.confidenceScore)
+    cols[15].push(kevCataloguesOfFinding(f).includes('eu'))
   }
   return [...cols, recordLines(findings, texts)]
 }
@@ -121,15 +123,15 @@ ON CONFLICT (address) DO UPDATE SET addr_key = EXCLUDED.addr_key, last_seen_ms =
   services = EXCLUDED.services, products = EXCLUDED.products, tags = EXCLUDED.tags, record = EXCLUDED.record`
 
 const UPSERT_FINDINGS = `
-INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record)
-SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record::json
+INSERT INTO findings (id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, kev_eu, record)
+SELECT id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, kev_eu, record::json
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::double precision[], $7::double precision[],
-  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::smallint[], string_to_array($16::text, E'\n'))
-  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, record)
+  $8::boolean[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::smallint[], $16::boolean[], string_to_array($17::text, E'\n'))
+  AS x(id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk, severity_risk, confidence_score, kev_eu, record)
 ON CONFLICT (id) DO UPDATE SET cve_id = EXCLUDED.cve_id, severity = EXCLUDED.severity, cvss = EXCLUDED.cvss,
   cvss_sort = EXCLUDED.cvss_sort, epss = EXCLUDED.epss, kev = EXCLUDED.kev, status = EXCLUDED.status, confidence = EXCLUDED.confidence,
   first_seen_ms = EXCLUDED.first_seen_ms, last_seen_ms = EXCLUDED.last_seen_ms, risk = EXCLUDED.risk, severity_risk = EXCLUDED.severity_risk,
-  confidence_score = EXCLUDED.confidence_score,
+  confidence_score = EXCLUDED.confidence_score, kev_eu = EXCLUDED.kev_eu,
   record = EXCLUDED.record`
 
 const UPSERT_SCAN_HOSTS = `
@@ -170,6 +172,18 @@ function scopeInets (scope: readonly string[]): string[] {
 /** Whether a query carries a key's scope (which the kept counts know nothing of). */
 function scoped (query: { scope?: readonly string[] }): boolean {
   return query.scope !== undefined && query.scope.length > 0
+}
+
+/** Whether the kept counts answer the query's kev filter: they know CISA's listing (column kev), not the EU's. */
+function kevCounted (query: { kev?: KevFilter }): boolean {
+  return query.kev === undefined || query.kev === 'cisa'
+}
+
+/** The kev filter on the findings table: any catalogue, none, or ENISA's EU KEV (kev_eu). */
+function kevWhere (want: KevFilter): string {
+  if (want === true) return '(kev OR kev_eu)'
+  if (want === false) return 'NOT kev AND NOT kev_eu'
+  return want === 'eu' ? 'kev_eu' : 'kev'
 }
 
 function escapeLike (s: string): string {
@@ -548,6 +562,8 @@ export class PostgresResultsStore implements ResultsStore {
       }
     }
     where.push(...this.countedWhere(query, p))
+    // Only CISA's listing is a counted dimension (the counts tables' kev); any other kev filter is tested row by row.
+    if (query.kev !== undefined && query.kev !== 'cisa') where.push(kevWhere(query.kev))
     if (query.minEpss !== undefined) where.push(`epss >= ${p.add(query.minEpss)}`)
     if (scoped(query)) where.push(`address::inet <<= ANY(${p.add(scopeInets(query.scope ?? []))}::inet[])`)
     if (query.minConfidence !== undefined) where.push(`confidence_score >= ${p.add(query.minConfidence)}`)
@@ -571,7 +587,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (query.status !== undefined) where.push(`status = ${p.add(query.status)}`)
     else where.push(`status <> ALL(${p.add(HIDDEN_BY_DEFAULT)}::text[])`)
     if (query.severity !== undefined) where.push(`severity = ${p.add(query.severity)}`)
-    if (query.kev !== undefined) where.push(`kev = ${p.add(query.kev)}`)
+    if (query.kev === 'cisa') where.push('kev')
     if (query.confidence !== undefined) where.push(`confidence = ${p.add(query.confidence)}`)
     // A missing score (-1) never passes, whatever the threshold.
     if (query.minCvss !== undefined) where.push(`cvss_sort >= ${p.add(query.minCvss)} AND cvss_sort >= 0`)
@@ -583,6 +599,7 @@ export class PostgresResultsStore implements ResultsStore {
     if (scoped(query)) return null
     // The counts know nothing of scores or deciding sources either.
     if (query.host !== undefined || query.cveId !== undefined || query.minEpss !== undefined || query.source !== undefined || query.minConfidence !== undefined) return null
+    if (!kevCounted(query)) return null
     if (query.scanId !== undefined) return query.tag === undefined ? scanGroup(query.scanId) : null
     return query.tag === undefined ? null : tagGroup(query.tag)
   }
@@ -605,7 +622,7 @@ export class PostgresResultsStore implements ResultsStore {
     const group = this.countedGroup(query)
     if (group !== null) return (await this.groupCounts(query, group)).n
     // The counts tables know nothing of hosts, CVEs or scopes: those filters are counted row by row.
-    if (scoped(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
+    if (scoped(query) || !kevCounted(query)) return Number((await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM findings ${sql.where}`, sql.params.values)).rows[0].n)
     if (query.minEpss !== undefined && query.host === undefined && query.cveId === undefined && query.scanId === undefined && query.severity === undefined &&
       query.confidence === undefined && query.minCvss === undefined && query.tag === undefined && query.source === undefined && query.minConfidence === undefined) {
       return await this.countByEpss(query, query.minEpss)
@@ -632,7 +649,7 @@ export class PostgresResultsStore implements ResultsStore {
     const where: string[] = []
     if (query.status !== undefined) where.push(`status = ${p.add(query.status)}`)
     else where.push(`status <> ALL(${p.add(HIDDEN_BY_DEFAULT)}::text[])`)
-    if (query.kev !== undefined) where.push(`kev = ${p.add(query.kev)}`)
+    if (query.kev === 'cisa') where.push('kev')
     const b = p.add(bucket)
     const m = p.add(minEpss)
     const r = await this.pool.query<{ whole: string | null, edge: string }>(`
