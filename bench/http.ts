@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import Table from 'cli-table3'
 import pino from 'pino'
+import { Redis } from 'ioredis'
 import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
 import { loopbackAddress } from './support/loopback'
@@ -179,11 +180,21 @@ async function redisBackends (prefix: string): Promise<Backends> {
 async function redisAnswers (): Promise<boolean> {
   try {
     // The probe migrates a results schema of its own: dropped again, so that no run leaves it behind.
-    const probe = await redisBackends(`vulnscan-bench-probe.${randomBytes(4).toString('hex')}`)
+    const prefix = `vulnscan-bench-probe.${randomBytes(4).toString('hex')}`
+    const probe = await redisBackends(prefix)
     try {
       await probe.purge()
     } finally {
       await probe.close()
+    }
+    // The queues write their meta keys as they start, which may be after the purge: swept again once closed.
+    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
+    try {
+      await redis.connect()
+      const keys = await redis.keys(`${prefix}*`)
+      if (keys.length > 0) await redis.unlink(...keys)
+    } finally {
+      redis.disconnect()
     }
     return true
   } catch {
