@@ -109,8 +109,13 @@ async function once (base: URL, method: string, path: string, headers: Record<st
   })
 }
 
-/** Send one request, trying again on a rate limit, a 5xx or a lost connection; returns a 2xx answer or throws TrackerError. */
+/**
+ * Send one request, trying again on a rate limit (never acted on), and, for an idempotent request (GET, PUT, PATCH),
+ * on a 5xx or a lost connection too; returns a 2xx answer or throws TrackerError. A POST whose answer was lost may
+ * have been acted on: it is not sent again here, and the sync looks for its ticket by key before any second create.
+ */
 export async function trackerRequest (base: string, method: string, path: string, headers: Record<string, string>, body: unknown, opts: TrackerHttpOptions): Promise<TrackerAnswer> {
+  const idempotent = method !== 'POST'
   const sleep = opts.sleep ?? (async (ms: number) => await new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const text = body === undefined ? undefined : JSON.stringify(body)
   const notePath = path.split('?')[0]
@@ -141,7 +146,9 @@ export async function trackerRequest (base: string, method: string, path: string
       error = (err as Error).message
     }
     const delay = wait ?? opts.backoffMs * 2 ** (attempt - 1)
-    const again = retryable && attempt < opts.tries && delay <= opts.retryAfterMaxMs
+    // A rate-limited request was not acted on; any other failure of a POST may have been.
+    const safe = idempotent || error.startsWith('rate limited')
+    const again = retryable && safe && attempt < opts.tries && delay <= opts.retryAfterMaxMs
     await opts.onAttempt?.({ method, path: notePath, attempt, statusCode: status, error, willRetry: again })
     if (!again) throw new TrackerError(`${method} ${notePath}: ${error}`, status, retryable)
     await sleep(delay)

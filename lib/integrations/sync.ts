@@ -127,24 +127,31 @@ async function reconcileOne (store: IntegrationStore, i: IntegrationRecord, clie
     const found = t === null ? null : await client.find(d.key)
     if (found === null) {
       if (!d.open) return 'unchanged'
-      await store.putTicket(i.id, { key: d.key, group: d.group, ref: null, url: null, state: 'open', contentHash: '', updatedAt: now() })
+      // The intent, with the text it sends: a ticket found later by its key is known to say this already.
+      await store.putTicket(i.id, { key: d.key, group: d.group, ref: null, url: null, state: 'open', contentHash: d.hash, updatedAt: now() })
       const made = await client.create(d.key, d.text)
       await put({ ref: made.ref, url: made.url, state: 'open', contentHash: d.hash })
       return 'created'
     }
-    t = { key: d.key, group: d.group, ref: found.ref, url: found.url, state: found.open ? 'open' : 'closed', contentHash: '', updatedAt: now() }
+    t = { key: d.key, group: d.group, ref: found.ref, url: found.url, state: found.open ? 'open' : 'closed', contentHash: t?.contentHash ?? '', updatedAt: now() }
     await store.putTicket(i.id, t)
   }
   const ref = t.ref as string
-  if (d.open && t.state === 'closed') {
+  // Each step is kept as it succeeds, so that a sync cut short after it does not send it again.
+  const updateText = async (): Promise<void> => {
+    if (t?.contentHash === d.hash) return
     await client.update(ref, d.text)
+    await put({ ref, state: t?.state ?? 'open', contentHash: d.hash })
+  }
+  if (d.open && t.state === 'closed') {
+    await updateText()
     await client.comment(ref, `Seen again by scan ${d.lastScanId}: reopened by vulnscan.`)
     await client.setOpen(ref, true, 'completed')
     await put({ ref, state: 'open', contentHash: d.hash, closedAs: undefined })
     return 'reopened'
   }
   if (!d.open && t.state === 'open') {
-    if (t.contentHash !== d.hash) await client.update(ref, d.text)
+    await updateText()
     await client.comment(ref, CLOSE_WORDS[d.closedAs ?? 'fixed'])
     await client.setOpen(ref, false, d.closedAs === 'fixed' ? 'completed' : 'not_planned')
     await put({ ref, state: 'closed', contentHash: d.hash, closedAs: d.closedAs })
