@@ -92,3 +92,17 @@ test('integrations: a rate-limited tracker is waited for (Retry-After), and ever
   t.notOk(JSON.stringify(log).includes(fake.token), 'no token in the deliveries')
   t.same(fake.refused, [])
 })
+
+test('integrations: a CREDENTIALS_KEY rotation seals tracker tokens again (Redis, two processes)', async (t) => {
+  if (!(await backends()).includes('redis')) return
+  const first = await build(t, 'redis')
+  const i = (await first.app.inject({ method: 'POST', url: '/admin/integrations', headers: auth, payload: { name: 'gl', kind: 'gitlab', url: 'https://gitlab.example.com', project: '42', token: 'glpat-rotate-me' } })).json() as Json
+  const newKey = 'a1b2c3d4'.repeat(8)
+  const second = await build(t, 'redis', { REDIS_PREFIX: first.config.REDIS_PREFIX, QUEUE_PREFIX: first.config.QUEUE_PREFIX, DATABASE_SCHEMA: first.config.DATABASE_SCHEMA, CREDENTIALS_KEY: newKey, CREDENTIALS_KEY_PREVIOUS: first.config.CREDENTIALS_KEY ?? '' })
+  const r = await second.app.inject({ method: 'POST', url: '/admin/credentials/rotate', headers: auth })
+  t.same(r.json(), { resealed: 1, current: 0 }, 'the token counted with the credentials')
+  const stored = await second.app.backends.integrations.get(i.id as string)
+  t.ok(second.app.secretBox.isCurrent(stored?.sealedToken ?? ''), 'sealed under the new key')
+  t.equal(second.app.secretBox.open(stored?.sealedToken ?? '', `integration:${String(i.id)}`), 'glpat-rotate-me')
+  t.same((await second.app.inject({ method: 'POST', url: '/admin/credentials/rotate', headers: auth })).json(), { resealed: 0, current: 1 }, 'safe to repeat')
+})
