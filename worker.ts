@@ -14,6 +14,7 @@ import { webhookPolicy } from './lib/webhooks/policy'
 import { secretBoxFor } from './lib/secrets'
 import { CredentialVault } from './lib/credentials/vault'
 import { credentialedScanning, sshLimitsOf } from './lib/credentialed/scanning'
+import { createSyncHandler, syncRequests } from './lib/integrations/jobs'
 
 async function main (): Promise<void> {
   const config = loadConfig()
@@ -35,11 +36,24 @@ async function main (): Promise<void> {
   }
   const { cve, sources } = backends.indexes
   const nvd = nvdServiceFor(config, cve, { info: (msg) => log.info(msg), warn: (msg) => log.warn(msg) })
-  const notifier = createNotifier({ store, results, deliveries: backends.deliveries, log })
+  const syncs = syncRequests(backends.integrations, backends.integrationSyncs)
+  const notifier = createNotifier({ store, results, deliveries: backends.deliveries, log, onScanCompleted: async (scan) => { await syncs.all(`scan:${scan.id}`) } })
+  const policy = webhookPolicy(config)
+  const integrations = {
+    queue: backends.integrationSyncs,
+    handler: createSyncHandler({
+      store: backends.integrations,
+      results,
+      box,
+      policy,
+      http: { timeoutMs: config.WEBHOOK_TIMEOUT_MS, tries: config.INTEGRATION_TRIES, backoffMs: config.INTEGRATION_BACKOFF_MS, retryAfterMaxMs: config.INTEGRATION_RETRY_AFTER_MAX_MS },
+      log: log.child({ component: 'integrations' })
+    })
+  }
   const credentialed = credentialedScanning({ vault, store, limits: sshLimitsOf(config), sessions: config.SSH_SESSIONS })
   const workers = await startWorkers({
     config, store, results, queue, scheduler: backends.scheduler, deliveries: backends.deliveries, nvd, sources, notifier,
-    policy: webhookPolicy(config), credentialed, log: (component) => log.child({ component })
+    policy, integrations, credentialed, log: (component) => log.child({ component })
   })
   // Findings take in a newer KEV or EPSS import; the processes on one Redis share the check's stamp.
   const refresher = startExploitRefresher({ sources, results, nvd: cve, intervalMs: config.EXPLOIT_REFRESH * 1000, log })

@@ -34,6 +34,9 @@ import { guardDependency, isConnectionFailure, OutageLog } from './outage'
 import type { SourceStore } from './sources/source-store'
 import { createMemorySourceStore } from './sources/memory'
 import { createRedisSourceStore } from './sources/redis'
+import type { IntegrationStore } from './integrations/types'
+import { MemoryIntegrationStore } from './store/memory/integrations'
+import { RedisIntegrationStore } from './store/redis/integrations'
 
 /** The local indexes scans match against; each data source adds its own member. */
 export interface Indexes {
@@ -62,6 +65,10 @@ export interface Backends {
   scheduler: ScheduleTimer
   /** Webhook deliveries, with their retries (lib/webhooks/). */
   deliveries: DeliveryQueue
+  /** Issue-tracker integrations, their ticket maps and deliveries (lib/integrations/). */
+  integrations: IntegrationStore
+  /** Integration syncs, with their retries (lib/integrations/jobs.ts). */
+  integrationSyncs: DeliveryQueue
   indexes: Indexes
   /** Scan changes, for event streams. */
   scanEvents: ScanEvents
@@ -116,6 +123,7 @@ async function openMemory (config: Config): Promise<Backends> {
   const queue = new MemoryQueue()
   const scheduler = new MemoryScheduleTimer()
   const deliveries = new MemoryDeliveryQueue({ attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
+  const integrationSyncs = new MemoryDeliveryQueue({ attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })
   const cve = await createMemoryIndex(config.NVD_INDEX_FILE !== '' ? { filePath: config.NVD_INDEX_FILE } : {})
   const sources = await createMemorySourceStore(config.SOURCES_FILE !== '' ? { filePath: config.SOURCES_FILE } : {})
   const invalidation = new MemoryInvalidation()
@@ -128,11 +136,14 @@ async function openMemory (config: Config): Promise<Backends> {
     queue,
     scheduler,
     deliveries,
+    integrations: new MemoryIntegrationStore(),
+    integrationSyncs,
     indexes: { cve, sources },
     scanEvents: store.events,
     close: async () => {
       await scheduler.close()
       await deliveries.close()
+      await integrationSyncs.close()
       await queue.close()
       await cve.close()
       await sources.close()
@@ -293,6 +304,7 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
   const queue = guardDependency(queueErrors(new BullQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
   const scheduler = guardDependency(queueErrors(new BullScheduleTimer(open('queue'), config.QUEUE_PREFIX, () => open('blocking'))), 'Redis', outages)
   const deliveries = guardDependency(queueErrors(new BullDeliveryQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS })), 'Redis', outages)
+  const integrationSyncs = guardDependency(queueErrors(new BullDeliveryQueue(open('queue'), config.QUEUE_PREFIX, () => open('blocking'), { attempts: config.WEBHOOK_ATTEMPTS, backoffMs: config.WEBHOOK_BACKOFF_MS }, 'integrations')), 'Redis', outages)
   const cve = createRedisIndex({ redis: open('own'), prefix: `${prefix}:` })
   const sources = createRedisSourceStore({ redis: main, prefix: `${prefix}:` })
   const requests = new SharedRateCounter(main, `${prefix}:ratelimit:`)
@@ -310,6 +322,8 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
     queue,
     scheduler,
     deliveries,
+    integrations: guardDependency(new RedisIntegrationStore(main, prefix), 'Redis', outages),
+    integrationSyncs,
     indexes: { cve, sources },
     scanEvents,
     outages,
@@ -321,6 +335,7 @@ async function openRedis (config: Config, logger: BackendsLogger, opts: OpenOpti
     close: async () => {
       await scheduler.close()
       await deliveries.close()
+      await integrationSyncs.close()
       await queue.close()
       await cve.close()
       await store.close()

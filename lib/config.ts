@@ -77,7 +77,10 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_DENY: Type.String({ default: '', description: 'Comma-separated CIDRs webhooks are never sent to, public ones included; wins over WEBHOOK_ALLOW' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Most milliseconds one webhook delivery may take (connect, send, answer)' }),
   WEBHOOK_ATTEMPTS: Type.Integer({ default: 5, minimum: 1, maximum: 20, description: 'Attempts per webhook delivery before it is given up' }),
-  WEBHOOK_BACKOFF_MS: Type.Integer({ default: 5000, minimum: 10, description: 'Wait before the second attempt of a failed delivery; doubled for each later one' })
+  WEBHOOK_BACKOFF_MS: Type.Integer({ default: 5000, minimum: 10, description: 'Wait before the second attempt of a failed delivery; doubled for each later one' }),
+  INTEGRATION_TRIES: Type.Integer({ default: 4, minimum: 1, maximum: 10, description: 'Issue-tracker sync: tries of one request to a tracker (rate limit, 5xx, lost connection) before the sync is left to the integrations queue\'s retries (WEBHOOK_ATTEMPTS, WEBHOOK_BACKOFF_MS)' }),
+  INTEGRATION_BACKOFF_MS: Type.Integer({ default: 1000, minimum: 1, description: 'Issue-tracker sync: wait before the second try of a request when the tracker names none (Retry-After); doubled for each later one' }),
+  INTEGRATION_RETRY_AFTER_MAX_MS: Type.Integer({ default: 120000, minimum: 0, description: 'Issue-tracker sync: the longest wait (Retry-After, a rate limit\'s reset) honoured within a sync; a longer one ends the sync, which the queue retries later' })
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -34,3 +34,4 @@ export function notFoundAs (message: string): (err: unknown) => never {
 export const TooManySchedulesError = createError('VULNSCAN_SCHEDULE_TOO_MANY', '%s', 409)
 export const CredentialError = createError('VULNSCAN_CREDENTIAL_INVALID', '%s', 400)
 export const CredentialScopeError = createError('VULNSCAN_CREDENTIAL_OUTSIDE_SCOPE', '%s', 403)
+export const IntegrationError = createError('VULNSCAN_INTEGRATION_INVALID', '%s', 400)

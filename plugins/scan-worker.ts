@@ -2,6 +2,7 @@
 import fp from 'fastify-plugin'
 import { startWorkers } from '../lib/worker/start'
 import { credentialedScanning, sshLimitsOf } from '../lib/credentialed/scanning'
+import { createSyncHandler } from '../lib/integrations/jobs'
 
 export default fp(async function scanWorkerPlugin (fastify) {
   const config = fastify.config
@@ -21,9 +22,10 @@ export default fp(async function scanWorkerPlugin (fastify) {
       sources: fastify.backends.indexes.sources,
       notifier: fastify.notifier,
       policy: fastify.webhookPolicy,
+      integrations: { queue: fastify.backends.integrationSyncs, handler: createSyncHandler(fastify.integrationSync.deps) },
       credentialed: credentialedScanning({ vault: fastify.credentials, store: fastify.store, limits: sshLimitsOf(config), sessions: config.SSH_SESSIONS }),
       log: (component) => fastify.log.child({ component })
     })
     stop = workers.stop
   })
-}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd', 'webhooks', 'credentials'] })
+}, { name: 'scan-worker', dependencies: ['env', 'backends', 'nvd', 'webhooks', 'credentials', 'integrations'] })

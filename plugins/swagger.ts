@@ -34,6 +34,7 @@ export default fp(async function swaggerPlugin (fastify) {
         { name: 'schedules', description: 'Scans started at the due times of a cron expression' },
         { name: 'credentials', description: 'SSH logins for credentialed scans, kept encrypted; secrets are write-only (the infrastructure key or an admin key; operators name them in scans)' },
         { name: 'webhooks', description: 'Events posted to your URLs: scans that end, new findings (the infrastructure key or an admin key)' },
+        { name: 'integrations', description: 'Issue trackers (Jira, GitHub, GitLab) kept in step with findings; tokens are write-only (the infrastructure key or an admin key)' },
         { name: 'admin', description: 'Dynamic API keys and the audit log (the infrastructure key or an admin key)' }
       ],
       components: {

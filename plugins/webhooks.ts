@@ -3,6 +3,7 @@
 import fp from 'fastify-plugin'
 import { createNotifier, type Notifier } from '../lib/webhooks/events'
 import { webhookPolicy, type WebhookPolicy } from '../lib/webhooks/policy'
+import { syncRequests } from '../lib/integrations/jobs'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +18,7 @@ export default fp(async function webhooksPlugin (fastify) {
     store: fastify.store,
     results: fastify.backends.results,
     deliveries: fastify.backends.deliveries,
-    log: fastify.log.child({ component: 'webhooks' })
+    log: fastify.log.child({ component: 'webhooks' }),
+    onScanCompleted: async (scan) => { await syncRequests(fastify.backends.integrations, fastify.backends.integrationSyncs).all(`scan:${scan.id}`) }
   }))
 }, { name: 'webhooks', dependencies: ['env', 'backends'] })

@@ -15,6 +15,7 @@ import {
 } from './scan'
 import { ReportLinkRequestSchema, ReportLinkSchema, ScanReportSchema } from './report'
 import { RefusedTemplateSchema, TemplateInfoSchema, TemplateListSchema } from './template'
+import { IntegrationCreateSchema, IntegrationDeliverySchema, IntegrationFilterSchema, IntegrationPatchSchema, IntegrationSchema, IntegrationSyncAckSchema, PageIntegrationDeliverySchema, PageIntegrationSchema } from './integration'
 import { CredentialCreateSchema, CredentialRotationSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, PinnedHostKeySchema } from './credential'
 
 export const sharedSchemas = [
@@ -31,5 +32,6 @@ export const sharedSchemas = [
   WebhookDeliverySchema, PageWebhookDeliverySchema, WebhookEventSchema, SlackMessageSchema, WebhookRedeliverySchema,
   ServiceVersionSchema, DiffFindingSchema, DiffPortSchema, ServiceChangeSchema, DiffHostSchema, ScanDiffSchema,
   PinnedHostKeySchema, CredentialCreateSchema, CredentialPatchSchema, CredentialSchema, PageCredentialSchema, CredentialRotationSchema,
-  TemplateInfoSchema, RefusedTemplateSchema, TemplateListSchema
+  TemplateInfoSchema, RefusedTemplateSchema, TemplateListSchema,
+  IntegrationFilterSchema, IntegrationCreateSchema, IntegrationPatchSchema, IntegrationSchema, PageIntegrationSchema, IntegrationDeliverySchema, PageIntegrationDeliverySchema, IntegrationSyncAckSchema
 ]

@@ -116,6 +116,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/integrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List issue-tracker integrations
+         * @description Newest first, without their tokens. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listIntegrations"];
+        put?: never;
+        /**
+         * Connect an issue tracker
+         * @description Tickets are opened for the findings that pass `filter`, grouped by `grouping`, after each completed scan, after a decision and on demand; each carries a stable key as a label, so that no finding gets two. The token is encrypted at rest under CREDENTIALS_KEY and never returned. A URL to a private, loopback or other special address is a 400 unless WEBHOOK_ALLOW names it. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["createIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/integrations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an issue-tracker integration
+         * @description Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["getIntegration"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an issue-tracker integration
+         * @description With its token, its ticket map and its deliveries; the tickets on the tracker stay as they are. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        delete: operations["deleteIntegration"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an issue-tracker integration
+         * @description Changes the given fields; a new `token` replaces the stored one (sealed again, never returned). Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        patch: operations["updateIntegration"];
+        trace?: never;
+    };
+    "/admin/integrations/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync an issue tracker now
+         * @description Queues a sync: every ticket is brought in step with the findings as they stand (opened, updated, closed or reopened). A disabled integration is a 409. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        post: operations["syncIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/integrations/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What was sent to the tracker
+         * @description Every request, newest first (the latest 500): the action, the ticket's key and reference, the status or error, the try, and whether it is tried again. With `failed=true`, the failed ones only. Needs the `admin` role (the infrastructure key or an `admin` key).
+         */
+        get: operations["listIntegrationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/keys": {
         parameters: {
             query?: never;
@@ -2440,6 +2532,170 @@ export interface components {
             /** @description Templates found but not loaded, with the reason */
             refused: components["schemas"]["RefusedTemplate"][];
         };
+        /** @description Which findings get tickets */
+        IntegrationFilter: {
+            /**
+             * @description Only findings of this severity or worse
+             * @enum {string}
+             */
+            minSeverity?: "critical" | "high" | "medium" | "low" | "none";
+            /** @description Risk: only findings whose EPSS score is at least this (findings without one are left out) */
+            minEpss?: number;
+            /** @description Only findings on CISA's Known Exploited Vulnerabilities list */
+            kevOnly?: boolean;
+            /** @description Only findings on hosts carrying one of these tags */
+            tags?: string[];
+        };
+        /**
+         * @example {
+         *       "name": "security repo",
+         *       "kind": "github",
+         *       "url": "https://api.github.com",
+         *       "project": "example/security",
+         *       "token": "github_pat_…",
+         *       "filter": {
+         *         "minSeverity": "high"
+         *       },
+         *       "grouping": "host"
+         *     }
+         */
+        IntegrationCreate: {
+            name: string;
+            /**
+             * @description `github` (GitHub Issues, REST), `gitlab` (GitLab Issues, REST v4), `jira-cloud` (REST v3, Atlassian Document Format), `jira-dc` (Jira Data Center / Server, REST v2, wiki markup)
+             * @enum {string}
+             */
+            kind: "github" | "gitlab" | "jira-cloud" | "jira-dc";
+            /** @description The tracker's API base: https://api.github.com (or https://<host>/api/v3), https://gitlab.example.com, https://<site>.atlassian.net or the Jira Data Center base URL. http or https; private and special addresses are refused unless WEBHOOK_ALLOW names them */
+            url: string;
+            /** @description `github`: owner/repo; `gitlab`: the project id or full path (group/project); jira: the project key */
+            project: string;
+            /** @description The API token (GitHub, GitLab: a personal or project access token; Jira Cloud: an API token with `username`; Jira Data Center: a personal access token). Write-only: encrypted at rest, never returned, never logged */
+            token: string;
+            /** @description `jira-cloud`: the account's e-mail address the token belongs to */
+            username?: string;
+            /** @description jira: the issue type tickets are created as (default Bug) */
+            issueType?: string;
+            filter?: components["schemas"]["IntegrationFilter"];
+            /**
+             * @description One ticket per finding, per host, or per CVE
+             * @default finding
+             * @enum {string}
+             */
+            grouping?: "finding" | "host" | "cve";
+            /** @default true */
+            enabled?: boolean;
+            description?: string;
+        };
+        /**
+         * @description The fields to change; `filter` is replaced whole; a `token` replaces the stored one. The kind and grouping stay (their tickets are keyed by them)
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        IntegrationPatch: {
+            name?: string;
+            /** @description The tracker's API base: https://api.github.com (or https://<host>/api/v3), https://gitlab.example.com, https://<site>.atlassian.net or the Jira Data Center base URL. http or https; private and special addresses are refused unless WEBHOOK_ALLOW names them */
+            url?: string;
+            /** @description `github`: owner/repo; `gitlab`: the project id or full path (group/project); jira: the project key */
+            project?: string;
+            /** @description The API token (GitHub, GitLab: a personal or project access token; Jira Cloud: an API token with `username`; Jira Data Center: a personal access token). Write-only: encrypted at rest, never returned, never logged */
+            token?: string;
+            /** @description `jira-cloud`: the account's e-mail address the token belongs to */
+            username?: string;
+            /** @description jira: the issue type tickets are created as (default Bug) */
+            issueType?: string;
+            filter?: components["schemas"]["IntegrationFilter"];
+            enabled?: boolean;
+            description?: string;
+        };
+        /**
+         * @description An issue-tracker integration; its token is never shown
+         * @example {
+         *       "id": "5f0c3a1e-8d2b-4c7e-9a61-2b3c4d5e6f70",
+         *       "name": "security repo",
+         *       "kind": "github",
+         *       "url": "https://api.github.com",
+         *       "project": "example/security",
+         *       "filter": {
+         *         "minSeverity": "high"
+         *       },
+         *       "grouping": "host",
+         *       "enabled": true,
+         *       "description": "",
+         *       "createdAt": "2026-01-05T09:00:00.000Z",
+         *       "updatedAt": "2026-01-05T09:00:00.000Z"
+         *     }
+         */
+        Integration: {
+            id: string;
+            name: string;
+            /**
+             * @description `github` (GitHub Issues, REST), `gitlab` (GitLab Issues, REST v4), `jira-cloud` (REST v3, Atlassian Document Format), `jira-dc` (Jira Data Center / Server, REST v2, wiki markup)
+             * @enum {string}
+             */
+            kind: "github" | "gitlab" | "jira-cloud" | "jira-dc";
+            url: string;
+            project: string;
+            username?: string;
+            issueType?: string;
+            filter: components["schemas"]["IntegrationFilter"];
+            /**
+             * @description One ticket per finding, per host, or per CVE
+             * @enum {string}
+             */
+            grouping: "finding" | "host" | "cve";
+            enabled: boolean;
+            description: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        PageIntegration: {
+            items: components["schemas"]["Integration"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /** @description One request sent to the tracker */
+        IntegrationDelivery: {
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the request was sent
+             */
+            at: string;
+            /** @description What the sync was doing: create, update, reopen, close, find */
+            action: string;
+            /** @description The ticket's stable key (the label it carries on the tracker) */
+            key: string;
+            /** @description The tracker's ticket (issue number or key); null before it exists */
+            ref: string | null;
+            method: string;
+            /** @description The request's path on the tracker, without its query */
+            path: string;
+            attempt: number;
+            /** @description The tracker's HTTP status; null when none came */
+            statusCode: number | null;
+            error: string | null;
+            ok: boolean;
+            /** @description The request is tried again (after Retry-After or a doubling wait) */
+            willRetry: boolean;
+        };
+        PageIntegrationDelivery: {
+            items: components["schemas"]["IntegrationDelivery"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /** @description A sync queued: its requests appear in the deliveries as they are sent */
+        IntegrationSyncAck: {
+            /** @enum {string} */
+            status: "queued";
+            /** @description The sync request's id */
+            request: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -3089,6 +3345,615 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (send application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listIntegrations: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of integrations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageIntegration"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntegrationCreate"];
+            };
+        };
+        responses: {
+            /** @description The integration, without its token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntegrationPatch"];
+            };
+        };
+        responses: {
+            /** @description The changed integration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrationSyncAck"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with an existing resource */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (send application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the `retry-after` header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Storage or queue unavailable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listIntegrationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Items to skip */
+                offset?: number;
+                /** @description Only the failed requests */
+                failed?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageIntegrationDelivery"];
+                };
+            };
+            /** @description The request is invalid; `error` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired API key: exactly `{"error":"Invalid API key"}` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is valid but may not call this route (admin routes need the infrastructure key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

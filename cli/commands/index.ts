@@ -19,5 +19,6 @@ import tags from './tags'
 import templates from './templates'
 import vulns from './vulns'
 import webhook from './webhook'
+import integrations from './integrations'
 
-export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, credentials, templates, keys, audit, health]
+export const COMMANDS: CommandModule[] = [scan, status, cancel, diff, scans, report, hosts, host, tags, vulns, decide, cve, schedule, webhook, integrations, credentials, templates, keys, audit, health]

@@ -136,7 +136,14 @@ async function subscribed (store: Store, event: WebhookEvent): Promise<WebhookRe
   }
 }
 
-export function createNotifier (deps: { store: Store, results: ResultsStore, deliveries: DeliveryQueue, log: NotifierLogger }): Notifier {
+export function createNotifier (deps: {
+  store: Store
+  results: ResultsStore
+  deliveries: DeliveryQueue
+  log: NotifierLogger
+  /** Told of each completed scan (issue-tracker syncs), from the same outbox entry as the webhooks: throws to keep it. */
+  onScanCompleted?: (scan: ScanRecord) => Promise<void>
+}): Notifier {
   const { store, results, deliveries, log } = deps
   const queue = async (w: WebhookRecord, body: WebhookBody): Promise<void> => {
     await deliveries.add(`${body.id}:${w.id}`, { webhookId: w.id, event: body.event, eventId: body.id, body: renderBody(w.format, body) })
@@ -144,6 +151,7 @@ export function createNotifier (deps: { store: Store, results: ResultsStore, del
   /** Queue a scan's end event (the delivery ids are the event's: queueing twice sends once). Throws. */
   const tellScanEnded = async (scan: ScanRecord): Promise<void> => {
     if (scan.status !== 'completed' && scan.status !== 'failed' && scan.status !== 'cancelled') return
+    if (scan.status === 'completed') await deps.onScanCompleted?.(scan)
     const event: WebhookEvent = `scan.${scan.status}`
     const hooks = await subscribed(store, event)
     const body: WebhookBody = { id: eventId(event, scan.id), event, createdAt: scan.finishedAt ?? new Date().toISOString(), scan: publicScan(scan) }

@@ -3,7 +3,7 @@
 // (plugins/scan-worker.ts), `npm run start:worker` alone (worker.ts); both call startWorkers().
 import type { Store } from '../store/types'
 import type { ResultsStore } from '../store/results-types'
-import type { ScanQueue, ScheduleTimer, DeliveryQueue } from '../queue/types'
+import type { ScanQueue, ScheduleTimer, DeliveryQueue, DeliveryHandler } from '../queue/types'
 import type { NvdService } from '../nvd/service'
 import type { SourceStore } from '../sources/source-store'
 import type { CredentialedScanning } from '../credentialed/scanning'
@@ -31,6 +31,8 @@ export interface WorkerSetDeps {
   notifier: Notifier
   policy: WebhookPolicy
   credentialed: CredentialedScanning | null
+  /** Issue-tracker syncs: their queue and the handler that runs one (lib/integrations/jobs.ts). */
+  integrations?: { queue: DeliveryQueue, handler: DeliveryHandler }
   /** A logger per component: the scan worker, schedules and webhooks. */
   log: (component: 'worker' | 'schedules' | 'webhooks') => RunnerLogger & NotifierLogger & ScheduleRunnerLogger
 }
@@ -64,6 +66,7 @@ export async function startWorkers (deps: WorkerSetDeps): Promise<WorkerSet> {
   await syncScheduleTimer(store, scheduler)
   await scheduler.process(createScheduleRunner({ store, queue, timer: scheduler, log: deps.log('schedules') }))
   await deliveries.process(createDeliveryHandler({ store, policy: deps.policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, log: deps.log('webhooks') }))
+  if (deps.integrations !== undefined) await deps.integrations.queue.process(deps.integrations.handler)
   const stopSweeper = startSweeper(runner, config, deps.log('worker'))
   const stopRelay = startOutboxRelay(deps.notifier, deps.log('webhooks'))
   return { runner, stop: () => { stopSweeper(); stopRelay() } }

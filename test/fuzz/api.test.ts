@@ -79,6 +79,8 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
   const webhook = await app.inject({ method: 'POST', url: '/admin/webhook', headers: auth, payload: { url: `http://${hookHost}:${await freePort(hookHost)}/hook`, events: ['scan.completed'] } })
   if (webhook.statusCode !== 201) throw new Error(`seeding a webhook: ${webhook.statusCode} ${webhook.body}`)
   const webhookId = (webhook.json() as { id: string }).id
+  const integration = await app.inject({ method: 'POST', url: '/admin/integrations', headers: auth, payload: { name: 'seed', kind: 'github', url: 'https://api.github.example', project: 'seed/repo', token: 'seed-token' } })
+  if (integration.statusCode !== 201) throw new Error(`seeding an integration: ${integration.statusCode} ${integration.body}`)
   // A delivery that failed for good, so that valid retries (POST …/deliveries/{delivery}/retry) reach the handler.
   await app.store.keepFailedDelivery({
     webhookId, eventId: 'seed-failed-delivery', event: 'scan.completed', body: '{"event":"scan.completed"}',
@@ -102,6 +104,7 @@ async function seed (app: FastifyInstance, scans: 'all' | 'ended'): Promise<Worl
         keyId: [keyId],
         scheduleId: [(schedule.json() as { id: string }).id, 'no-such-schedule'],
         webhookId: [webhookId, 'no-such-webhook'],
+        integrationId: [(integration.json() as { id: string }).id, 'no-such-integration'],
         delivery: ['seed-failed-delivery', 'no-such-delivery'],
         credentialId: [(credential.json() as { id: string }).id, 'seed-credential', 'no-such-credential'],
         findingId: [findingId(hosts[0], 22, 'CVE-2024-6387'), findingId(hosts[1], 6379, 'CVE-2022-0543')],
@@ -125,7 +128,7 @@ function poolsFor (op: Operation, world: World): Pools {
       ? p.findingId
       : op.path.startsWith('/app/schedule')
         ? p.scheduleId
-        : op.path.startsWith('/admin/webhook') ? p.webhookId : op.path.startsWith('/admin/credentials') ? p.credentialId : op.id === 'diffScan' ? p.diffId : p.id
+        : op.path.startsWith('/admin/webhook') ? p.webhookId : op.path.startsWith('/admin/integrations') ? p.integrationId : op.path.startsWith('/admin/credentials') ? p.credentialId : op.id === 'diffScan' ? p.diffId : p.id
   return { params: { id, address: p.address, cveId: p.cveId, delivery: p.delivery }, query: world.pools.query, bodyIds: TRICKY_IDS }
 }
 

@@ -136,6 +136,14 @@ const RULES: Record<string, Rule> = {
   // No failed delivery is kept for a fresh webhook: the admin reaches the lookup (404), every other key is refused its role.
   retryWebhookDelivery: async (w) => [{ what: 'a failed delivery', method: 'POST', url: `/admin/webhook/${await webhook(w)}/deliveries/none/retry`, expect: 404 }],
   testWebhook: async (w) => [{ what: 'a webhook', method: 'POST', url: `/admin/webhook/${await webhook(w)}/test`, expect: 200 }],
+  // Issue-tracker integrations (admin only): they name no address, and their tokens are write-only.
+  createIntegration: async () => [{ what: 'an integration', method: 'POST', url: '/admin/integrations', payload: INTEGRATION, expect: 201 }],
+  listIntegrations: async () => [{ what: 'integrations', method: 'GET', url: '/admin/integrations', expect: 200 }],
+  getIntegration: async (w) => [{ what: 'an integration', method: 'GET', url: `/admin/integrations/${await integration(w)}`, expect: 200 }],
+  updateIntegration: async (w) => [{ what: 'an integration', method: 'PATCH', url: `/admin/integrations/${await integration(w)}`, payload: { enabled: false }, expect: 200 }],
+  deleteIntegration: async (w) => [{ what: 'an integration', method: 'DELETE', url: `/admin/integrations/${await integration(w)}`, expect: 204 }],
+  syncIntegration: async (w) => [{ what: 'an integration', method: 'POST', url: `/admin/integrations/${await integration(w)}/sync`, expect: 202 }],
+  listIntegrationDeliveries: async (w) => [{ what: 'an integration', method: 'GET', url: `/admin/integrations/${await integration(w)}/deliveries`, expect: 200 }],
 
   // Credentials (admin only): an operator names one in a scan (checked in test/worker/credentialed.test.ts), never reads or changes it.
   createCredential: async () => [{ what: 'a credential', method: 'POST', url: '/admin/credentials', payload: { name: fresh('walk-cred'), type: 'ssh', username: 'scan', password: 'walk-secret' }, expect: 201 }],
@@ -329,6 +337,13 @@ const RULES: Record<string, Rule> = {
 
 async function credential (w: World): Promise<string> {
   const res = await w.app.inject({ method: 'POST', url: '/admin/credentials', headers: { 'x-api-key': SERVICE_KEY }, payload: { name: fresh('walk-cred'), type: 'ssh', username: 'scan', password: 'walk-secret' } })
+  return res.json().id
+}
+
+const INTEGRATION = { name: 'walk', kind: 'github', url: 'https://api.github.example', project: 'walk/repo', token: 'walk-token' }
+
+async function integration (w: World): Promise<string> {
+  const res = await w.app.inject({ method: 'POST', url: '/admin/integrations', headers: { 'x-api-key': SERVICE_KEY }, payload: INTEGRATION })
   return res.json().id
 }
 

@@ -213,6 +213,21 @@ test('every operation through the generated client agrees with openapi.yaml', as
       t.equal((await admin.DELETE('/admin/webhook/{id}', { params: { path: { id } } })).response.status, 204)
     })
 
+    t.test('integrations: create (token never returned), list, change, sync, deliveries, delete', async (t) => {
+      const created = await admin.POST('/admin/integrations', { body: { name: 'sdk', kind: 'gitlab', url: 'https://gitlab.example.com', project: 'sec/vulns', token: 'sdk-secret-token' } })
+      t.equal(created.response.status, 201)
+      const id = created.data!.id
+      t.notOk(JSON.stringify(created.data).includes('sdk-secret-token'), 'no token in the answer')
+      t.equal((await admin.POST('/admin/integrations', { body: { name: 'x', kind: 'github', url: 'https://api.github.com', project: 'no-slash', token: 't' } })).response.status, 400, 'a GitHub project without owner/repo: 400')
+      t.ok((await admin.GET('/admin/integrations', { params: { query: { limit: 10 } } })).data?.items.some((x) => x.id === id))
+      t.equal((await admin.GET('/admin/integrations/{id}', { params: { path: { id } } })).data?.grouping, 'finding')
+      t.equal((await admin.POST('/admin/integrations/{id}/sync', { params: { path: { id } } })).response.status, 202)
+      t.equal((await admin.GET('/admin/integrations/{id}/deliveries', { params: { path: { id }, query: { failed: true } } })).response.status, 200)
+      t.equal((await admin.PATCH('/admin/integrations/{id}', { params: { path: { id } }, body: { enabled: false } })).data?.enabled, false)
+      t.equal((await admin.DELETE('/admin/integrations/{id}', { params: { path: { id } } })).response.status, 204)
+      t.equal((await admin.GET('/admin/integrations/{id}', { params: { path: { id } } })).response.status, 404)
+    })
+
     t.test('templates: the loaded network templates, with what was refused', async (t) => {
       const listed = await admin.GET('/templates')
       t.equal(listed.response.status, 200)

@@ -4,6 +4,7 @@ import { CredentialCreateSchema, CredentialIdParamsSchema, CredentialListQuerySc
 import { ConflictError, CredentialError, NotFoundError } from '../../../lib/errors'
 import { CredentialInputError, credentialView } from '../../../lib/credentials/vault'
 import type { CredentialRecord } from '../../../lib/store/types'
+import { resealTokens } from '../../../lib/integrations/tokens'
 
 const USE_RULE = 'Scans name credentials in `options.credentials` (by id or name): any key that may post scans (operator or admin) ' +
   'may use any credential, within the credential\'s `scope`; only admins create, read, change or delete them.'
@@ -107,8 +108,11 @@ const credentials: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const r = await vault.rotateKey()
-    request.log.info(r, 'credentials sealed again under the current key')
-    return r
+    // Tracker tokens (issue-tracker integrations) are sealed under the same key, and counted with the credentials.
+    const tokens = await resealTokens(fastify.backends.integrations, fastify.secretBox)
+    const total = { resealed: r.resealed + tokens.resealed, current: r.current + tokens.current }
+    request.log.info(total, 'credentials and tracker tokens sealed again under the current key')
+    return total
   })
 
   fastify.delete('/:id', {
