@@ -17,7 +17,7 @@ const UrlProperty = Type.String({
   description: 'The tracker\'s API base: https://api.github.com (or https://<host>/api/v3), https://gitlab.example.com, https://<site>.atlassian.net or the Jira Data Center base URL. ' +
     'http or https; private and special addresses are refused unless WEBHOOK_ALLOW names them'
 })
-const ProjectProperty = Type.String({ minLength: 1, maxLength: 255, description: '`github`: owner/repo; `gitlab`: the project id or full path (group/project); jira: the project key' })
+const ProjectProperty = Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$', description: '`github`: owner/repo; `gitlab`: the project id or full path (group/project); jira: the project key' })
 const TokenProperty = Type.String({ minLength: 1, maxLength: 4096, description: 'The API token (GitHub, GitLab: a personal or project access token; Jira Cloud: an API token with `username`; Jira Data Center: a personal access token). Write-only: encrypted at rest, never returned, never logged' })
 const NameProperty = Type.String({ minLength: 1, maxLength: 100 })
 const DescriptionProperty = Type.String({ maxLength: 200 })

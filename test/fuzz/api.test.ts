@@ -30,8 +30,8 @@ const doc = loadDocument()
 const checker = new ResponseChecker(doc)
 // Creations go first so that the lists read what the fuzz created (odd ids included); runs that remove or change
 // seeded objects go last, so reads see them first.
-const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook', 'createCredential']
-const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook', 'deleteCredential']
+const ORDER = ['createScan', 'createApiKey', 'createSchedule', 'createWebhook', 'createCredential', 'createIntegration']
+const LAST = ['decideFinding', 'cancelScan', 'deleteHost', 'revokeApiKey', 'deleteSchedule', 'deleteWebhook', 'deleteCredential', 'updateIntegration', 'deleteIntegration']
 const rank = (id: string): number => ORDER.includes(id) ? -2 : LAST.indexOf(id)
 // FUZZ_OPS=createScan,retryWebhookDelivery explores some operations alone (a failure names its operation).
 const ONLY = process.env.FUZZ_OPS?.split(',').filter((id) => id !== '')

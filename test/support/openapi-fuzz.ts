@@ -278,6 +278,10 @@ export function validRequest (doc: Schema, op: Operation, pools: Pools): fc.Arbi
       CredentialCreate: fc.oneof(
         fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/), type: fc.constant('ssh'), username: fc.constantFrom('vulnscan', 'scan.user', '_svc'), password: fc.string({ minLength: 1, maxLength: 40 }) }),
         valid(doc, doc.components.schemas.CredentialCreate)),
+      // A tracker the fuzz's deny list lets through, with a project of its kind, beside random ones (almost never valid).
+      IntegrationCreate: fc.oneof(
+        fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/), kind: fc.constant('github'), url: fc.constant('http://127.0.0.9:9/api'), project: fc.constantFrom('org/repo', 'example/security'), token: fc.string({ minLength: 1, maxLength: 40 }) }),
+        valid(doc, doc.components.schemas.IntegrationCreate)),
       CredentialPatch: fc.oneof(
         fc.record({ description: fc.string({ maxLength: 50 }), port: fc.integer({ min: 1, max: 65535 }) }, { requiredKeys: [] }).filter((r) => Object.keys(r).length > 0),
         valid(doc, doc.components.schemas.CredentialPatch))
