@@ -13,7 +13,6 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import Table from 'cli-table3'
 import pino from 'pino'
-import { Redis } from 'ioredis'
 import { loadConfig } from '../lib/config'
 import { openBackends, type Backends } from '../lib/backends'
 import { loopbackAddress } from './support/loopback'
@@ -180,21 +179,11 @@ async function redisBackends (prefix: string): Promise<Backends> {
 async function redisAnswers (): Promise<boolean> {
   try {
     // The probe migrates a results schema of its own: dropped again, so that no run leaves it behind.
-    const prefix = `vulnscan-bench-probe.${randomBytes(4).toString('hex')}`
-    const probe = await redisBackends(prefix)
+    const probe = await redisBackends(`vulnscan-bench-probe.${randomBytes(4).toString('hex')}`)
     try {
       await probe.purge()
     } finally {
       await probe.close()
-    }
-    // The queues write their meta keys as they start, which may be after the purge: swept again once closed.
-    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
-    try {
-      await redis.connect()
-      const keys = await redis.keys(`${prefix}*`)
-      if (keys.length > 0) await redis.unlink(...keys)
-    } finally {
-      redis.disconnect()
     }
     return true
   } catch {
