@@ -266,3 +266,32 @@ export async function vexDocument (format: VexFormat, input: VexInput): Promise<
   if (format === 'cyclonedx') return cyclonedxDocument(input)
   return await hasStatements(input) ? openvexDocument(input) : null
 }
+
+/** The 200 answer of a route that sends one of the two documents, for its response schema. */
+export const VEX_RESPONSE = {
+  description: 'The document, as an attachment',
+  content: {
+    [VEX_FORMATS.cyclonedx.media]: { schema: { type: 'object', description: 'A CycloneDX 1.6 JSON BOM (bomFormat, specVersion, components, vulnerabilities)' } },
+    [VEX_FORMATS.openvex.media]: { schema: { type: 'object', description: 'An OpenVEX 0.2 document (@context, author, timestamp, statements)' } }
+  }
+}
+
+/**
+ * The format asked for: `format` when given, else the one the Accept header prefers (`accepts` picks among media
+ * types; CycloneDX when it allows anything); null when the header allows neither.
+ */
+export function vexFormatOf (asked: VexFormat | undefined, accepts: (types: string[]) => string | false): VexFormat | null {
+  if (asked !== undefined) return asked
+  const media = accepts([VEX_FORMATS.cyclonedx.media, VEX_FORMATS.openvex.media])
+  if (media === false) return null
+  return media === VEX_FORMATS.openvex.media ? 'openvex' : 'cyclonedx'
+}
+
+/** The headers of a document sent as an attachment named `<name>.<ext>`. */
+export function vexHeaders (format: VexFormat, name: string): Record<string, string> {
+  return {
+    'content-type': VEX_FORMATS[format].contentType,
+    'content-disposition': `attachment; filename="${name.replace(/[^A-Za-z0-9._-]/g, '_')}.${VEX_FORMATS[format].ext}"`,
+    'cache-control': 'no-store'
+  }
+}

@@ -13,7 +13,7 @@ import { tagSet } from '../../lib/tags'
 import { HOST_SORT_DEFAULT_ORDER } from '../../lib/vocabulary'
 import { hostSortValue } from '../../lib/sorting'
 import { notFoundAs } from '../../lib/errors'
-import { VEX_FORMATS, vexDocument, type VexFormat } from '../../lib/reports/vex'
+import { VEX_FORMATS, VEX_RESPONSE, vexDocument, vexFormatOf, vexHeaders } from '../../lib/reports/vex'
 
 const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
   await fastify.register(accepts)
@@ -165,25 +165,15 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       params: HostAddressParamsSchema,
       querystring: HostReportQuerySchema,
       response: {
-        200: {
-          description: 'The document, as an attachment',
-          content: {
-            [VEX_FORMATS.cyclonedx.media]: { schema: { type: 'object', description: 'A CycloneDX 1.6 JSON BOM (bomFormat, specVersion, components, vulnerabilities)' } },
-            [VEX_FORMATS.openvex.media]: { schema: { type: 'object', description: 'An OpenVEX 0.2 document (@context, author, timestamp, statements)' } }
-          }
-        },
+        200: VEX_RESPONSE,
         ...errors(400, 401, 403, 404, 406, 409, 429, 503)
       }
     }
   }, async (request, reply) => {
     const address = inScope(request, request.params.address)
     const { format: asked, limit, offset, ...filters } = request.query
-    let format: VexFormat | undefined = asked
-    if (format === undefined) {
-      const media = request.accepts().type([VEX_FORMATS.cyclonedx.media, VEX_FORMATS.openvex.media])
-      if (media === false) throw new NotAcceptableError(`A host's document is available as ${VEX_FORMATS.cyclonedx.media} or ${VEX_FORMATS.openvex.media} (or ask with ?format=); the Accept header allows neither`)
-      format = media === VEX_FORMATS.openvex.media ? 'openvex' : 'cyclonedx'
-    }
+    const format = vexFormatOf(asked, (types) => request.accepts().type(types) as string | false)
+    if (format === null) throw new NotAcceptableError(`A host's document is available as ${VEX_FORMATS.cyclonedx.media} or ${VEX_FORMATS.openvex.media} (or ask with ?format=); the Accept header allows neither`)
     const host = await fastify.results.getHost(address)
     if (host === null) throw new NotFoundError(`No host with address '${address}'`)
     const doc = await vexDocument(format, {
@@ -194,11 +184,7 @@ const hosts: FastifyPluginAsyncTypebox = async (fastify) => {
       findings: () => fastify.results.streamFindings({ ...filters, host: address, ...(offset !== undefined ? { offset } : {}), ...(limit !== undefined ? { limit } : {}) })
     })
     if (doc === null) throw new ConflictError(`Host '${address}' has no findings${Object.keys(filters).length > 0 ? ' these filters keep' : ''}: an OpenVEX document needs at least one statement`)
-    return reply
-      .type(VEX_FORMATS[format].contentType)
-      .header('content-disposition', `attachment; filename="vulnscan-host-${address.replace(/[^A-Za-z0-9._-]/g, '_')}.${VEX_FORMATS[format].ext}"`)
-      .header('cache-control', 'no-store')
-      .send(Readable.from(doc, { highWaterMark: 1 }))
+    return reply.headers(vexHeaders(format, `vulnscan-host-${address}`)).send(Readable.from(doc, { highWaterMark: 1 }))
   })
 }
 
