@@ -33,7 +33,7 @@ export function cupsd (): DaemonSpec {
     files: ({ host, port, dir }) => ({
       'cupsd.conf': `Listen ${host}:${port}\nLogLevel warn\nWebInterface Yes\n<Location />\n  Order allow,deny\n  Allow all\n</Location>\n`,
       'cups-files.conf': [`ServerRoot ${dir}`, `CacheDir ${dir}/cache`, `StateDir ${dir}/state`, `RequestRoot ${dir}/spool`,
-        `TempDir ${dir}/tmp`, 'ErrorLog stderr', 'AccessLog /dev/null', 'PageLog /dev/null', 'Printcap', ''].join('\n')
+        `TempDir ${dir}/tmp`, 'ErrorLog stderr', 'AccessLog /dev/null', 'PageLog /dev/null', `Printcap ${dir}/printcap`, ''].join('\n')
     }),
     prepare: () => [['mkdir', ['-p', 'cache', 'state', 'spool', 'tmp']]],
     args: ({ dir }) => ['-f', '-c', path.join(dir, 'cupsd.conf'), '-s', path.join(dir, 'cups-files.conf')]
