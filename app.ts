@@ -6,6 +6,7 @@ import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, F
 import autoload from '@fastify/autoload'
 import fp from 'fastify-plugin'
 import { AjvCompiler } from '@fastify/ajv-compiler'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { trustedProxies, type Config } from './lib/config'
 import { InvalidApiKeyError, QueueUnavailableError, ResultsUnavailableError, StoreUnavailableError } from './lib/errors'
 import { isConnectionFailure, outageOf, outageReason } from './lib/outage'
@@ -78,6 +79,28 @@ function usableOnly (validate: Validate): Validate {
 }
 const strictness = { removeAdditional: false, allErrors: false }
 
+const serializers = SerializerSelector()
+type Serialize = (data: unknown) => string
+
+/**
+ * Response serializers compiled at a route's first answer rather than at start-up. Fastify compiles every route's
+ * response schemas when it starts: about half of an app's start on a busy 2-core machine (3 of 7 s seen in one test
+ * process), paid again by every test that builds the app and by every route a process never answers. The serializer
+ * is the same fast-json-stringify function, built once; a schema it cannot compile fails that route's answers
+ * rather than the start, so `test/server.test.ts` compiles them all.
+ */
+export function lazySerializers (externalSchemas: Parameters<typeof serializers>[0], options: Parameters<typeof serializers>[1]) {
+  const compile = serializers(externalSchemas, options)
+  const built: Array<() => Serialize> = []
+  const build = (route: Parameters<typeof compile>[0]): Serialize => {
+    let fn: Serialize | undefined
+    const get = (): Serialize => (fn ??= compile(route) as Serialize)
+    built.push(get)
+    return (data: unknown) => get()(data)
+  }
+  return Object.assign(build, { compileAll: (): number => { for (const get of built) get(); return built.length } })
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
 
 /** The request's id: the client's X-Request-Id when it is 1..64 of [A-Za-z0-9._-], else a new UUID. */
@@ -113,7 +136,8 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
           const forBody = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: false } })
           const forText = compilers(externalSchemas, { plugins, customOptions: { ...strictness, coerceTypes: 'array' } })
           return (route: Parameters<typeof forBody>[0] & { httpPart?: string }) => route.httpPart === 'body' ? forBody(route) : usableOnly(forText(route))
-        }
+        },
+        buildSerializer: lazySerializers
       }
     },
     logger: {

@@ -87,7 +87,13 @@ test('integrations: a rate-limited tracker is waited for (Retry-After), and ever
   while (fake.count('create') < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
   t.equal(fake.count('create'), 1, 'created once, after the wait')
   t.ok(Date.now() - started >= 1000, 'Retry-After: 1 was honoured')
-  const log = (await app.inject({ url: `/admin/integrations/${String(i.id)}/deliveries`, headers: auth })).json() as Json
+  // The fake counts the create when it arrives; the delivery is recorded once its answer is read: wait for that.
+  const deliveries = async (): Promise<Json> => (await app.inject({ url: `/admin/integrations/${String(i.id)}/deliveries`, headers: auth })).json() as Json
+  let log = await deliveries()
+  while (!(log.items as Json[]).some((d) => d.ok === true) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25))
+    log = await deliveries()
+  }
   t.match(log.items.slice(-2), [{ action: 'create', method: 'POST', attempt: 1, statusCode: 429, ok: false, willRetry: true }, { action: 'create', attempt: 2, statusCode: 201, ok: true }].reverse())
   t.notOk(JSON.stringify(log).includes(fake.token), 'no token in the deliveries')
   t.same(fake.refused, [])
