@@ -86,12 +86,53 @@ async function response (where: { host: string, port: number }, req: SslRequest)
   return got === 'miss' ? undefined : JSON.parse(got.data)
 }
 
+function fixture (text: string): LoadedTemplate {
+  const r = loadTemplate(text, 'fixture.yaml', opts)
+  if (isRefusal(r)) throw new Error(`fixture refused: ${r.reason}`)
+  return r
+}
+
+// Templates of the kinds the TLS transport checks already cover (a project template would report them twice).
+const TLS10 = fixture(`id: t-tls10-accepted
+info:
+  name: TLS 1.0 accepted
+  severity: low
+  tags: ssl,tls
+ssl:
+  - address: "{{Host}}:{{Port}}"
+    min_version: tls10
+    max_version: tls10
+    matchers:
+      - type: dsl
+        dsl: ['tls_version == "tls10"']
+    extractors:
+      - type: json
+        json: ['.cipher']
+`)
+const CERT = fixture(`id: t-certificate-expired-or-self-signed
+info:
+  name: Expired or self-signed
+  severity: info
+  tags: ssl,tls
+ssl:
+  - matchers:
+      - type: dsl
+        name: expired
+        dsl: ['expired == true']
+      - type: dsl
+        name: self-signed
+        dsl: ['self_signed == true']
+    extractors:
+      - type: json
+        json: ['.subject_cn', '.not_after']
+`)
+
 // OpenSSL 3 allows TLS 1.0 only at security level 0, on both sides (the client's default cipher list sets it).
 const TLS10_ONLY: tls.TlsOptions = { minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT@SECLEVEL=0' }
 
 test('the project\'s ssl templates load and bind to TLS ports only', async (t) => {
   t.same(SET.refused, [])
-  for (const id of ['ssl-tls10-accepted', 'ssl-certificate-expired-or-self-signed']) {
+  for (const id of ['ssl-null-or-anonymous-cipher-accepted', 'ssl-wildcard-certificate']) {
     const tp = byId(id)
     t.ok(tp, id)
     t.same(tp.requests, [])
@@ -99,7 +140,7 @@ test('the project\'s ssl templates load and bind to TLS ports only', async (t) =
     t.same(tp.services, [], 'an ssl template is for TLS, not for a service')
     t.ok(tp.tags.includes('ssl') && tp.tags.includes('tls'))
   }
-  const tls10 = [byId('ssl-tls10-accepted')]
+  const tls10 = [TLS10]
   t.equal(templatesFor(tls10, 443, 'https', false, true).length, 1, 'https')
   t.equal(templatesFor(tls10, 6697, 'irc', false, true).length, 1, 'any service inside TLS')
   t.equal(templatesFor(tls10, 5061, 'tls', false, true).length, 1, 'TLS with an unknown service inside')
@@ -107,15 +148,15 @@ test('the project\'s ssl templates load and bind to TLS ports only', async (t) =
   t.equal(templatesFor(tls10, 443, 'unknown', false, false).length, 0, 'a port detection found no TLS on')
 })
 
-test('ssl-tls10-accepted: a TLS 1.0 server is a hit, a TLS 1.2-only server a miss', async (t) => {
+test('versions are forced: a TLS 1.0 template hits a TLS 1.0 server and misses a TLS 1.2-only one', async (t) => {
   const pair = await certificate('old.vulnscan.test', valid, true)
   const old = await server(t, pair, TLS10_ONLY)
-  const r = await scan(old, [byId('ssl-tls10-accepted')])
-  t.match(r, { concluded: true, ran: 1, hits: [{ id: 'ssl-tls10-accepted', severity: 'low', matched: ['tls_version == "tls10"'] }] })
+  const r = await scan(old, [TLS10])
+  t.match(r, { concluded: true, ran: 1, hits: [{ id: 't-tls10-accepted', severity: 'low', matched: ['tls_version == "tls10"'] }] })
   t.match(r.hits[0].extracted[0], /^TLS_\w+_CBC_SHA$/, 'the IANA name of the suite it chose')
   t.match(r.hits[0].evidence, /"tls_version":"tls10"/)
   const modern = await server(t, pair, { minVersion: 'TLSv1.2' })
-  t.match(await scan(modern, [byId('ssl-tls10-accepted')]), { concluded: true, ran: 1, hits: [] }, 'the refused handshake is an answer, not an error')
+  t.match(await scan(modern, [TLS10]), { concluded: true, ran: 1, hits: [] }, 'the refused handshake is an answer, not an error')
   // The versions are forced on the wire, not only tested by the matcher: a template that would match any handshake.
   const any = (versions: string): SslRequest => (load(t, `ssl:\n  - address: "{{Host}}:{{Port}}"\n${versions}    matchers:\n      - type: word\n        words: ['"probe_status":true']\n`).ssl as SslRequest[])[0]
   t.equal(await response(modern, any('    max_version: tls11\n')), undefined, 'TLS 1.1 at most to a TLS 1.2 server: a miss')
@@ -124,8 +165,8 @@ test('ssl-tls10-accepted: a TLS 1.0 server is a hit, a TLS 1.2-only server a mis
   t.match(await response(old, any('    min_version: sslv3\n')), { tls_version: 'tls10' }, 'from SSLv3 up reaches a TLS 1.0 server')
 })
 
-test('ssl-certificate-expired-or-self-signed: each reason is named; a valid CA-signed certificate is none', async (t) => {
-  const tp = [byId('ssl-certificate-expired-or-self-signed')]
+test('expired and self_signed: each reason is named; a valid CA-signed certificate is none', async (t) => {
+  const tp = [CERT]
   const self = await scan(await server(t, await certificate('self.vulnscan.test', valid, true)), tp)
   t.match(self, { concluded: true, hits: [{ matched: ['self-signed'], extracted: ['self.vulnscan.test'] }] })
   t.match(self.hits[0].extracted[1], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'not_after as RFC 3339')
@@ -133,6 +174,23 @@ test('ssl-certificate-expired-or-self-signed: each reason is named; a valid CA-s
   t.match(late, { concluded: true, hits: [{ matched: ['expired'], extracted: ['late.vulnscan.test'] }] })
   const both = await scan(await server(t, await certificate('both.vulnscan.test', expired, true)), tp)
   t.match(both, { hits: [{ matched: ['expired', 'self-signed'] }] })
+  t.match(await scan(await server(t, await certificate('good.vulnscan.test', valid, false)), tp), { concluded: true, hits: [] })
+})
+
+test('ssl-null-or-anonymous-cipher-accepted: anonymous and NULL suites are hits, a default server is none', async (t) => {
+  const tp = [byId('ssl-null-or-anonymous-cipher-accepted')]
+  const pair = await certificate('good.vulnscan.test', valid, false)
+  const anon = await server(t, pair, { maxVersion: 'TLSv1.2', ciphers: 'AECDH-AES128-SHA:ADH-AES256-SHA:@SECLEVEL=0' })
+  t.match(await scan(anon, tp), { concluded: true, hits: [{ severity: 'medium', extracted: [/^TLS_E?CDH_anon_WITH_AES_\d+_CBC_SHA$|^TLS_DH_anon_/] }] })
+  const clear = await server(t, pair, { maxVersion: 'TLSv1.2', ciphers: 'NULL-SHA256:@SECLEVEL=0' })
+  t.match(await scan(clear, tp), { concluded: true, hits: [{ extracted: ['TLS_RSA_WITH_NULL_SHA256'] }] })
+  t.match(await scan(await server(t, pair), tp), { concluded: true, hits: [] }, 'node\'s defaults offer neither')
+  t.match(await scan(await server(t, pair, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA:NULL-SHA256:@SECLEVEL=0' }), tp), { concluded: true, hits: [{ extracted: ['TLS_RSA_WITH_NULL_SHA256'] }] }, 'beside strong suites too')
+})
+
+test('ssl-wildcard-certificate: a wildcard name is a hit, a host name none', async (t) => {
+  const tp = [byId('ssl-wildcard-certificate')]
+  t.match(await scan(await server(t, await certificate('*.wild.vulnscan.test', valid, false)), tp), { concluded: true, hits: [{ severity: 'info', extracted: ['*.wild.vulnscan.test'] }] })
   t.match(await scan(await server(t, await certificate('good.vulnscan.test', valid, false)), tp), { concluded: true, hits: [] })
 })
 
@@ -222,7 +280,7 @@ test('tls_version_enum lists the versions the server accepts, one handshake each
 
 test('a port that cannot be reached, or never answers the handshake, is no verdict', async (t) => {
   const host = loopbackAddress()
-  const r = await scan({ host, port: await freePort(host) }, [byId('ssl-tls10-accepted')])
+  const r = await scan({ host, port: await freePort(host) }, [TLS10])
   t.match(r, { concluded: false, ran: 1, hits: [] })
   const open = new Set<net.Socket>()
   const silent = net.createServer((s) => {
@@ -235,7 +293,7 @@ test('a port that cannot be reached, or never answers the handshake, is no verdi
   const port = await freePort(host)
   await new Promise<void>((resolve) => silent.listen(port, host, resolve))
   t.teardown(() => new Promise<void>((resolve) => silent.close(() => resolve())))
-  const quiet = await runTemplates({ host, port, service: 'https', secure: true, intrusive: false, timeoutMs: 800 }, [byId('ssl-tls10-accepted')])
+  const quiet = await runTemplates({ host, port, service: 'https', secure: true, intrusive: false, timeoutMs: 800 }, [TLS10])
   t.match(quiet, { concluded: false, ran: 1, hits: [] })
   for (let i = 0; i < 50 && open.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
   t.equal(open.size, 0, 'the abandoned handshake\'s connection is closed')
