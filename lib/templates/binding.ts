@@ -60,8 +60,13 @@ export function isUnknownService (service: string | undefined): boolean {
   return service === undefined || service === '' || service === 'unknown' || service === 'tcpwrapped'
 }
 
-/** Whether a template runs on a port where detection found `service`. */
-export function bindsTo (t: { services: string[], ports: number[] }, port: number, service: string | undefined): boolean {
+/**
+ * Whether a template runs on a port where detection found `service` (`secure`: inside TLS from the first byte). An
+ * ssl template runs on every such port, whatever service TLS carries, and nowhere else: a STARTTLS port answers a
+ * handshake only after its own commands, and a plain port never.
+ */
+export function bindsTo (t: { services: string[], ports: number[], ssl?: unknown[] }, port: number, service: string | undefined, secure = false): boolean {
+  if (t.ssl !== undefined) return secure
   if (isUnknownService(service)) return t.ports.includes(port)
   return t.services.includes(service as string)
 }

@@ -8,6 +8,7 @@ import { openTls } from '../scanner/tls'
 import { interpolate, str, type Vars } from './dsl'
 import { runExtractor, runMatchers, varsOf, type Parts } from './match'
 import { bindsTo } from './binding'
+import { sslExchange } from './ssl'
 import type { LoadedTemplate, NetRequest } from './types'
 import type { TemplateHit } from '../domain/services'
 
@@ -41,8 +42,8 @@ const READ_MS = 3000
 const IDLE_MS = 400
 
 /** The templates that run on a port. */
-export function templatesFor (all: readonly LoadedTemplate[], port: number, service: string | undefined, intrusive: boolean): LoadedTemplate[] {
-  return all.filter((t) => (intrusive || !t.intrusive) && bindsTo(t, port, service))
+export function templatesFor (all: readonly LoadedTemplate[], port: number, service: string | undefined, intrusive: boolean, secure = false): LoadedTemplate[] {
+  return all.filter((t) => (intrusive || !t.intrusive) && bindsTo(t, port, service, secure))
 }
 
 interface Ctx {
@@ -125,15 +126,17 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
       return null
     }
   }
-  for (const req of t.requests) {
+  for (const req of [...t.requests, ...(t.ssl ?? [])]) {
     const vars: Vars = { ...base }
-    let parts: Parts | null
+    let parts: Parts | null | 'miss'
     try {
-      parts = await exchange(ctx, req, vars)
+      parts = 'address' in req ? await sslExchange(ctx, req, vars) : await exchange(ctx, req, vars)
     } catch {
       return null
     }
     if (parts === null) return null
+    // The server refused the handshake the ssl request asked for: its answer is no.
+    if (parts === 'miss') continue
     const all = varsOf(parts, vars)
     const extracted: string[] = []
     for (const e of req.extractors) {
@@ -166,7 +169,7 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
 
 /** Run every template that applies to the port, within the budget. Never throws. */
 export async function runTemplates (target: TemplateTarget, all: readonly LoadedTemplate[]): Promise<TemplateRun> {
-  const todo = templatesFor(all, target.port, target.service, target.intrusive)
+  const todo = templatesFor(all, target.port, target.service, target.intrusive, target.secure)
   if (todo.length === 0) return { hits: [], concluded: true, ran: 0 }
   if (target.signal?.aborted === true) return { hits: [], concluded: false, ran: 0 }
   const ac = new AbortController()

@@ -51,7 +51,7 @@ test('unsupported protocols and features are refused with a reason', async (t) =
   t.match(refused(head + 'http:\n  - method: GET\n'), /http protocol is not supported/)
   t.match(refused(head + 'headless:\n  - steps: []\n'), /headless/)
   t.match(refused(head + 'javascript:\n  - code: x\n'), /javascript/)
-  t.match(refused(head + 'ssl:\n  - address: x\n'), /ssl protocol is not supported yet/)
+  t.match(refused(head + 'ssl:\n  - address: x\n'), /address "x": an ssl template may only talk to the port it is run on/, 'ssl loads (ssl.test.ts) but only on its own port')
   t.match(refused(head + 'dns:\n  - name: x\n'), /dns protocol is not supported yet/)
   t.match(refused(tpl(TCP('      - type: word\n        words: [x]\n', '    attack: clusterbomb\n'))), /attack is not supported/)
   t.match(refused(tpl(TCP('      - type: xpath\n        xpath: [x]\n'))), /matcher type "xpath" is not supported/)
