@@ -8,6 +8,7 @@ import { compileRegex } from './regex'
 import { KNOWN_PARTS, runMatchers, varsOf } from './match'
 import { servicesOf } from './binding'
 import { signatureOf } from './signing'
+import { dnsRequestOf } from './dns'
 import type { KeyObject } from 'node:crypto'
 import type { Extractor, ExtractorType, LoadedTemplate, Matcher, MatcherType, NetInput, NetRequest, Refusal, TemplateOrigin } from './types'
 import type { TemplateSeverity } from '../domain/severity'
@@ -23,7 +24,6 @@ const REFUSED_PROTOCOLS: Record<string, string> = {
   http: 'the http protocol is not supported (vulnscan runs network templates; its HTTP exposures are code checks)',
   requests: 'the http protocol is not supported (vulnscan runs network templates; its HTTP exposures are code checks)',
   ssl: 'the ssl protocol is not supported yet (the TLS exposure checks are code checks)',
-  dns: 'the dns protocol is not supported yet',
   headless: 'the headless protocol is not supported (no browser runs here)',
   code: 'the code protocol is not supported (it runs programs on the scanning host)',
   javascript: 'the javascript protocol is not supported (no script modules run here)',
@@ -34,7 +34,7 @@ const REFUSED_PROTOCOLS: Record<string, string> = {
   flow: 'flow is not supported',
   'self-contained': 'self-contained templates are not supported'
 }
-const KNOWN_TOP = new Set(['id', 'info', 'variables', 'tcp', 'network', 'stop-at-first-match', 'constants'])
+const KNOWN_TOP = new Set(['id', 'info', 'variables', 'tcp', 'network', 'dns', 'stop-at-first-match', 'constants'])
 const KNOWN_TCP = new Set(['host', 'address', 'port', 'inputs', 'read-size', 'read-all', 'matchers', 'matchers-condition', 'extractors', 'id', 'name'])
 const ID_PATTERN = /^([a-zA-Z0-9]+[-_])*[a-zA-Z0-9]+$/
 const MAX_READ = 1 << 20
@@ -202,8 +202,9 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
   for (const [k, why] of Object.entries(REFUSED_PROTOCOLS)) if (doc[k] !== undefined) refuse(why)
   for (const k of Object.keys(doc)) if (!KNOWN_TOP.has(k)) refuse(`${k} is not supported`)
   const info = infoOf(doc.info)
-  const blocks = doc.tcp ?? doc.network
-  if (!Array.isArray(blocks) || blocks.length === 0) refuse('no tcp (network) requests: nothing to run')
+  if (doc.dns !== undefined && (doc.tcp ?? doc.network) !== undefined) refuse('dns and tcp requests in one template are not supported')
+  const blocks = doc.tcp ?? doc.network ?? doc.dns
+  if (!Array.isArray(blocks) || blocks.length === 0) refuse('no tcp (network) or dns requests: nothing to run')
   const variables: Record<string, string> = {}
   const rawVars = (doc.variables ?? {}) as Record<string, unknown>
   if (typeof rawVars !== 'object' || Array.isArray(rawVars)) refuse('variables must be a mapping')
@@ -212,14 +213,17 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
     variables[k] = String(v)
     checkText(variables[k], `variable ${k}`)
   }
-  const requests = (blocks as unknown[]).map(requestOf)
+  const dns = doc.dns !== undefined ? (blocks as unknown[]).map((r, i) => dnsRequestOf(r, i, variables, { refuse, matcherOf, extractorOf, checkText })) : undefined
+  const requests = dns !== undefined ? [] : (blocks as unknown[]).map(requestOf)
   const ports = [...new Set(requests.flatMap((r) => r.ports))]
   return {
     id: id as string,
     ...info,
     variables,
     requests,
-    services: servicesOf(id as string, info.tags, ports),
+    ...(dns !== undefined ? { dns } : {}),
+    // A dns template asks DNS questions: it runs on DNS servers only, whatever its tags say.
+    services: dns !== undefined ? ['dns'] : servicesOf(id as string, info.tags, ports),
     ports,
     intrusive: info.tags.some((t) => INTRUSIVE_TAGS.includes(t)),
     origin,

@@ -8,6 +8,7 @@ import { openTls } from '../scanner/tls'
 import { interpolate, str, type Vars } from './dsl'
 import { runExtractor, runMatchers, varsOf, type Parts } from './match'
 import { bindsTo } from './binding'
+import { dnsExchange, isDnsRequest } from './dns'
 import type { LoadedTemplate, NetRequest } from './types'
 import type { TemplateHit } from '../domain/services'
 
@@ -18,6 +19,8 @@ export interface TemplateTarget {
   service: string | undefined
   /** The service runs inside TLS from its first byte. */
   secure: boolean
+  /** A UDP port: only dns templates run there, over UDP. */
+  udp?: boolean
   signal?: AbortSignal
   /** Budget of every template on the port together (default 8 s). */
   timeoutMs?: number
@@ -49,6 +52,7 @@ interface Ctx {
   host: string
   port: number
   secure: boolean
+  udp: boolean
   signal: AbortSignal
   remaining: (cap: number) => number
 }
@@ -125,15 +129,17 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
       return null
     }
   }
-  for (const req of t.requests) {
+  for (const req of [...t.requests, ...(t.dns ?? [])]) {
     const vars: Vars = { ...base }
-    let parts: Parts | null
+    let parts: Parts | 'silent' | null
     try {
-      parts = await exchange(ctx, req, vars)
+      parts = isDnsRequest(req) ? await dnsExchange(ctx, req, vars) : await exchange(ctx, req, vars)
     } catch {
       return null
     }
     if (parts === null) return null
+    // A DNS server that gave no reply answered nothing this request could match.
+    if (parts === 'silent') continue
     const all = varsOf(parts, vars)
     const extracted: string[] = []
     for (const e of req.extractors) {
@@ -166,7 +172,7 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
 
 /** Run every template that applies to the port, within the budget. Never throws. */
 export async function runTemplates (target: TemplateTarget, all: readonly LoadedTemplate[]): Promise<TemplateRun> {
-  const todo = templatesFor(all, target.port, target.service, target.intrusive)
+  const todo = templatesFor(all, target.port, target.service, target.intrusive).filter((t) => target.udp !== true || t.dns !== undefined)
   if (todo.length === 0) return { hits: [], concluded: true, ran: 0 }
   if (target.signal?.aborted === true) return { hits: [], concluded: false, ran: 0 }
   const ac = new AbortController()
@@ -175,7 +181,7 @@ export async function runTemplates (target: TemplateTarget, all: readonly Loaded
   const onAbort = (): void => ac.abort()
   target.signal?.addEventListener('abort', onAbort, { once: true })
   const timer = setTimeout(onAbort, budget)
-  const ctx: Ctx = { host: target.host, port: target.port, secure: target.secure, signal: ac.signal, remaining: (cap) => Math.max(0, Math.min(cap, deadline - Date.now())) }
+  const ctx: Ctx = { host: target.host, port: target.port, secure: target.secure, udp: target.udp === true, signal: ac.signal, remaining: (cap) => Math.max(0, Math.min(cap, deadline - Date.now())) }
   const results: (TemplateHit | null | 'miss')[] = new Array(todo.length)
   let next = 0
   const lane = async (): Promise<void> => {

@@ -1,6 +1,7 @@
 // The shapes of a loaded template: what lib/templates/load.ts makes of a Nuclei-format YAML file, and what the
 // runner (./run.ts) and the matchers (./match.ts) work on.
 import type { TemplateSeverity } from '../domain/severity'
+import type { DnsRequest } from './dns'
 
 export type TemplateOrigin = 'project' | 'user'
 export type SignatureState = 'signed' | 'unsigned' | 'invalid'
@@ -68,6 +69,8 @@ export interface LoadedTemplate {
   cpe?: string
   variables: Record<string, string>
   requests: NetRequest[]
+  /** The `dns` block's questions (./dns.ts); a template has these or tcp requests, never both. */
+  dns?: DnsRequest[]
   /** Services (as detection names them) the template runs on, wherever they were found. */
   services: string[]
   /** Every port the template declares. */
