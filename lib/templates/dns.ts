@@ -28,7 +28,7 @@ export interface DnsRequest {
   qclass: number
   /** The RD flag. */
   recursion: boolean
-  /** Further sends after a try that got no answer. */
+  /** Further sends over UDP after a try that got no answer. */
   retries: number
   matchersCondition: 'and' | 'or'
   matchers: Matcher[]
@@ -298,7 +298,8 @@ export async function dnsExchange (ctx: DnsCtx, req: DnsRequest, vars: Vars): Pr
     // Truncated: the whole reply is only to be had over TCP (RFC 7766).
     if (got !== null && got !== 'silent' && (got.msg.readUInt16BE(2) & 0x0200) !== 0) got = await overTcp(ctx, query, id)
   } else {
-    for (let i = 0; i <= req.retries && got === 'silent' && !ctx.signal.aborted; i++) got = await overTcp(ctx, query, id)
+    // TCP delivers or fails on its own: asking again on a new connection would only spend the port's budget.
+    got = await overTcp(ctx, query, id)
   }
   if (ctx.signal.aborted || got === null) return null
   if (got === 'silent') return 'silent'

@@ -121,6 +121,8 @@ test('dns-version-disclosure: REFUSED, an empty answer or silence are misses, ne
   t.match(await run(silent, [byId('dns-version-disclosure')], true), { concluded: true, ran: 1, hits: [] })
   t.equal(silent.seen.length, 2, 'sent once more after no answer (retries: 1)')
   t.ok(Date.now() - started < 5000, 'within the tries, not the whole budget')
+  t.match(await run(silent, [byId('dns-version-disclosure')], false), { concluded: true, ran: 1, hits: [] }, 'silent over TCP too')
+  t.equal(silent.seen.filter((x) => x.tcp).length, 1, 'asked once over TCP')
 })
 
 test('dns-open-recursion: RA with a non-authoritative answer is a hit; REFUSED or an authoritative answer is none', async (t) => {
