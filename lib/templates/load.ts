@@ -9,6 +9,7 @@ import { KNOWN_PARTS, runMatchers, varsOf } from './match'
 import { servicesOf } from './binding'
 import { signatureOf } from './signing'
 import { sslRequestsOf } from './ssl'
+import { dnsRequestOf } from './dns'
 import type { KeyObject } from 'node:crypto'
 import type { Extractor, ExtractorType, LoadedTemplate, Matcher, MatcherType, NetInput, NetRequest, Refusal, TemplateOrigin } from './types'
 import type { TemplateSeverity } from '../domain/severity'
@@ -23,7 +24,6 @@ const EXTRACTOR_TYPES: ExtractorType[] = ['regex', 'kval', 'json', 'dsl']
 const REFUSED_PROTOCOLS: Record<string, string> = {
   http: 'the http protocol is not supported (vulnscan runs network templates; its HTTP exposures are code checks)',
   requests: 'the http protocol is not supported (vulnscan runs network templates; its HTTP exposures are code checks)',
-  dns: 'the dns protocol is not supported yet',
   headless: 'the headless protocol is not supported (no browser runs here)',
   code: 'the code protocol is not supported (it runs programs on the scanning host)',
   javascript: 'the javascript protocol is not supported (no script modules run here)',
@@ -34,7 +34,7 @@ const REFUSED_PROTOCOLS: Record<string, string> = {
   flow: 'flow is not supported',
   'self-contained': 'self-contained templates are not supported'
 }
-const KNOWN_TOP = new Set(['id', 'info', 'variables', 'tcp', 'network', 'ssl', 'stop-at-first-match', 'constants'])
+const KNOWN_TOP = new Set(['id', 'info', 'variables', 'tcp', 'network', 'ssl', 'dns', 'stop-at-first-match', 'constants'])
 const KNOWN_TCP = new Set(['host', 'address', 'port', 'inputs', 'read-size', 'read-all', 'matchers', 'matchers-condition', 'extractors', 'id', 'name'])
 const ID_PATTERN = /^([a-zA-Z0-9]+[-_])*[a-zA-Z0-9]+$/
 const MAX_READ = 1 << 20
@@ -202,10 +202,12 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
   for (const [k, why] of Object.entries(REFUSED_PROTOCOLS)) if (doc[k] !== undefined) refuse(why)
   for (const k of Object.keys(doc)) if (!KNOWN_TOP.has(k)) refuse(`${k} is not supported`)
   const info = infoOf(doc.info)
-  const blocks = doc.tcp ?? doc.network
-  if (doc.ssl !== undefined && blocks !== undefined) refuse('ssl and tcp requests in one template: they run on different ports')
+  const tcp = doc.tcp ?? doc.network
+  if (doc.ssl !== undefined && tcp !== undefined) refuse('ssl and tcp requests in one template: they run on different ports')
+  if (doc.dns !== undefined && (tcp !== undefined || doc.ssl !== undefined)) refuse('dns and tcp (or ssl) requests in one template are not supported')
   const ssl = doc.ssl === undefined ? undefined : sslRequestsOf(doc.ssl, { matcherOf, extractorOf, checkText, refuse })
-  if (ssl === undefined && (!Array.isArray(blocks) || blocks.length === 0)) refuse('no tcp (network) requests: nothing to run')
+  const blocks = tcp ?? doc.dns
+  if (ssl === undefined && (!Array.isArray(blocks) || blocks.length === 0)) refuse('no tcp (network), ssl or dns requests: nothing to run')
   const variables: Record<string, string> = {}
   const rawVars = (doc.variables ?? {}) as Record<string, unknown>
   if (typeof rawVars !== 'object' || Array.isArray(rawVars)) refuse('variables must be a mapping')
@@ -214,7 +216,8 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
     variables[k] = String(v)
     checkText(variables[k], `variable ${k}`)
   }
-  const requests = ssl === undefined ? (blocks as unknown[]).map(requestOf) : []
+  const dns = doc.dns !== undefined ? (blocks as unknown[]).map((r, i) => dnsRequestOf(r, i, variables, { refuse, matcherOf, extractorOf, checkText })) : undefined
+  const requests = ssl !== undefined || dns !== undefined ? [] : (blocks as unknown[]).map(requestOf)
   const ports = [...new Set(requests.flatMap((r) => r.ports))]
   return {
     id: id as string,
@@ -222,8 +225,10 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
     variables,
     requests,
     ...(ssl !== undefined ? { ssl } : {}),
-    // An ssl template is for TLS, whatever runs inside it (binding.ts).
-    services: ssl === undefined ? servicesOf(id as string, info.tags, ports) : [],
+    ...(dns !== undefined ? { dns } : {}),
+    // An ssl template is for TLS, whatever runs inside it (binding.ts); a dns template asks DNS questions, so it
+    // runs on DNS servers only, whatever its tags say.
+    services: ssl !== undefined ? [] : dns !== undefined ? ['dns'] : servicesOf(id as string, info.tags, ports),
     ports,
     intrusive: info.tags.some((t) => INTRUSIVE_TAGS.includes(t)),
     origin,

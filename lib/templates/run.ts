@@ -9,6 +9,7 @@ import { interpolate, str, type Vars } from './dsl'
 import { runExtractor, runMatchers, varsOf, type Parts } from './match'
 import { bindsTo } from './binding'
 import { sslExchange } from './ssl'
+import { dnsExchange, isDnsRequest } from './dns'
 import type { LoadedTemplate, NetRequest } from './types'
 import type { TemplateHit } from '../domain/services'
 
@@ -19,6 +20,8 @@ export interface TemplateTarget {
   service: string | undefined
   /** The service runs inside TLS from its first byte. */
   secure: boolean
+  /** A UDP port: only dns templates run there, over UDP. */
+  udp?: boolean
   signal?: AbortSignal
   /** Budget of every template on the port together (default 8 s). */
   timeoutMs?: number
@@ -50,6 +53,7 @@ interface Ctx {
   host: string
   port: number
   secure: boolean
+  udp: boolean
   signal: AbortSignal
   remaining: (cap: number) => number
 }
@@ -126,17 +130,19 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
       return null
     }
   }
-  for (const req of [...t.requests, ...(t.ssl ?? [])]) {
+  for (const req of [...t.requests, ...(t.ssl ?? []), ...(t.dns ?? [])]) {
     const vars: Vars = { ...base }
-    let parts: Parts | null | 'miss'
+    let parts: Parts | null | 'miss' | 'silent'
     try {
-      parts = 'address' in req ? await sslExchange(ctx, req, vars) : await exchange(ctx, req, vars)
+      parts = isDnsRequest(req) ? await dnsExchange(ctx, req, vars) : 'address' in req ? await sslExchange(ctx, req, vars) : await exchange(ctx, req, vars)
     } catch {
       return null
     }
     if (parts === null) return null
     // The server refused the handshake the ssl request asked for: its answer is no.
     if (parts === 'miss') continue
+    // A DNS server that gave no reply answered nothing this request could match.
+    if (parts === 'silent') continue
     const all = varsOf(parts, vars)
     const extracted: string[] = []
     for (const e of req.extractors) {
@@ -169,7 +175,7 @@ export async function runTemplate (t: LoadedTemplate, ctx: Ctx): Promise<Templat
 
 /** Run every template that applies to the port, within the budget. Never throws. */
 export async function runTemplates (target: TemplateTarget, all: readonly LoadedTemplate[]): Promise<TemplateRun> {
-  const todo = templatesFor(all, target.port, target.service, target.intrusive, target.secure)
+  const todo = templatesFor(all, target.port, target.service, target.intrusive, target.secure).filter((t) => target.udp !== true || t.dns !== undefined)
   if (todo.length === 0) return { hits: [], concluded: true, ran: 0 }
   if (target.signal?.aborted === true) return { hits: [], concluded: false, ran: 0 }
   const ac = new AbortController()
@@ -178,7 +184,7 @@ export async function runTemplates (target: TemplateTarget, all: readonly Loaded
   const onAbort = (): void => ac.abort()
   target.signal?.addEventListener('abort', onAbort, { once: true })
   const timer = setTimeout(onAbort, budget)
-  const ctx: Ctx = { host: target.host, port: target.port, secure: target.secure, signal: ac.signal, remaining: (cap) => Math.max(0, Math.min(cap, deadline - Date.now())) }
+  const ctx: Ctx = { host: target.host, port: target.port, secure: target.secure, udp: target.udp === true, signal: ac.signal, remaining: (cap) => Math.max(0, Math.min(cap, deadline - Date.now())) }
   const results: (TemplateHit | null | 'miss')[] = new Array(todo.length)
   let next = 0
   const lane = async (): Promise<void> => {

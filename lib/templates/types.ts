@@ -2,6 +2,7 @@
 // runner (./run.ts) and the matchers (./match.ts) work on.
 import type { TemplateSeverity } from '../domain/severity'
 import type { SslRequest } from './ssl'
+import type { DnsRequest } from './dns'
 
 export type TemplateOrigin = 'project' | 'user'
 export type SignatureState = 'signed' | 'unsigned' | 'invalid'
@@ -71,6 +72,8 @@ export interface LoadedTemplate {
   requests: NetRequest[]
   /** The `ssl:` requests (./ssl.ts): then `requests` is empty and the template runs on ports that speak TLS. */
   ssl?: SslRequest[]
+  /** The `dns` block's questions (./dns.ts); a template has these or tcp requests, never both. */
+  dns?: DnsRequest[]
   /** Services (as detection names them) the template runs on, wherever they were found. */
   services: string[]
   /** Every port the template declares. */

@@ -52,7 +52,7 @@ test('unsupported protocols and features are refused with a reason', async (t) =
   t.match(refused(head + 'headless:\n  - steps: []\n'), /headless/)
   t.match(refused(head + 'javascript:\n  - code: x\n'), /javascript/)
   t.match(refused(head + 'ssl:\n  - address: x\n'), /address "x": an ssl template may only talk to the port it is run on/, 'ssl loads (ssl.test.ts) but only on its own port')
-  t.match(refused(head + 'dns:\n  - name: x\n'), /dns protocol is not supported yet/)
+  t.match(refused(head + 'dns:\n  - name: x\n'), /dns request 1: no matchers and no extractors/)
   t.match(refused(tpl(TCP('      - type: word\n        words: [x]\n', '    attack: clusterbomb\n'))), /attack is not supported/)
   t.match(refused(tpl(TCP('      - type: xpath\n        xpath: [x]\n'))), /matcher type "xpath" is not supported/)
   t.match(refused(tpl(TCP('      - type: dsl\n        dsl: ["exec(data)"]\n'))), /unsupported DSL function\(s\): exec/)
@@ -61,7 +61,7 @@ test('unsupported protocols and features are refused with a reason', async (t) =
   t.match(refused(tpl(TCP('      - type: word\n        words: [x]\n').replace('"{{Hostname}}"', '"10.0.0.1"'))), /may only talk to the port it is run on/)
   t.match(refused('id: bad id\ninfo:\n  name: X\n  severity: low\n'), /id "bad id"/)
   t.match(refused('id: t\ninfo:\n  name: X\n  severity: severe\n'), /info.severity/)
-  t.match(refused('id: t\ninfo:\n  name: X\n  severity: low\n'), /no tcp \(network\) requests/)
+  t.match(refused('id: t\ninfo:\n  name: X\n  severity: low\n'), /no tcp \(network\) or dns requests/)
   t.match(refused(': : :'), /not valid YAML|not a template/)
 })
 
