@@ -204,7 +204,8 @@ function build (doc: Record<string, unknown>, file: string, origin: TemplateOrig
   const info = infoOf(doc.info)
   const tcp = doc.tcp ?? doc.network
   if (doc.ssl !== undefined && tcp !== undefined) refuse('ssl and tcp requests in one template: they run on different ports')
-  if (doc.dns !== undefined && (tcp !== undefined || doc.ssl !== undefined)) refuse('dns and tcp (or ssl) requests in one template are not supported')
+  if (doc.dns !== undefined && tcp !== undefined) refuse('dns and tcp requests in one template are not supported')
+  if (doc.dns !== undefined && doc.ssl !== undefined) refuse('dns and ssl requests in one template are not supported')
   const ssl = doc.ssl === undefined ? undefined : sslRequestsOf(doc.ssl, { matcherOf, extractorOf, checkText, refuse })
   const blocks = tcp ?? doc.dns
   if (ssl === undefined && (!Array.isArray(blocks) || blocks.length === 0)) refuse('no tcp (network), ssl or dns requests: nothing to run')

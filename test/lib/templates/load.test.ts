@@ -61,7 +61,7 @@ test('unsupported protocols and features are refused with a reason', async (t) =
   t.match(refused(tpl(TCP('      - type: word\n        words: [x]\n').replace('"{{Hostname}}"', '"10.0.0.1"'))), /may only talk to the port it is run on/)
   t.match(refused('id: bad id\ninfo:\n  name: X\n  severity: low\n'), /id "bad id"/)
   t.match(refused('id: t\ninfo:\n  name: X\n  severity: severe\n'), /info.severity/)
-  t.match(refused('id: t\ninfo:\n  name: X\n  severity: low\n'), /no tcp \(network\) or dns requests/)
+  t.match(refused('id: t\ninfo:\n  name: X\n  severity: low\n'), /no tcp \(network\), ssl or dns requests/)
   t.match(refused(': : :'), /not valid YAML|not a template/)
 })
 
