@@ -90,11 +90,13 @@ type Serialize = (data: unknown) => string
  * rather than the start, so `test/server.test.ts` compiles them all.
  */
 export function lazySerializers (externalSchemas: Parameters<typeof serializers>[0], options: Parameters<typeof serializers>[1]) {
-  const compile = serializers(externalSchemas, options)
   const built: Array<() => Serialize> = []
-  const build = (route: Parameters<typeof compile>[0]): Serialize => {
+  const build = (route: Parameters<ReturnType<typeof serializers>>[0]): Serialize => {
     let fn: Serialize | undefined
-    const get = (): Serialize => (fn ??= compile(route) as Serialize)
+    // A compiler of its own for each schema: the shared one drops a schema's $id from the shared schemas once a
+    // schema carrying that $id is compiled (reply.compileSerializationSchema(ScanSchema) in the event streams), and
+    // every $ref to it compiled after that would fail. Compiled eagerly, every route came before; lazily, not.
+    const get = (): Serialize => (fn ??= serializers(externalSchemas, options)(route) as Serialize)
     built.push(get)
     return (data: unknown) => get()(data)
   }

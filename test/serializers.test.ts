@@ -36,3 +36,12 @@ test('a lazy serializer writes what its schema says, compiled once', async (t) =
   t.equal(serialize({ a: 2 }), '{"a":2}')
   t.equal(build.compileAll(), 1)
 })
+
+test('a schema compiled with its $id does not take that $id from the routes compiled after it', async (t) => {
+  // As the scan event streams do (reply.compileSerializationSchema(ScanSchema)) before GET /app/scan/{id} answers.
+  const thing = { $id: 'Thing', type: 'object', properties: { a: { type: 'integer' } } }
+  const build = lazySerializers({ Thing: thing }, {})
+  const route = (schema: object): never => ({ schema, method: 'GET', url: '/x', httpStatus: '200' }) as never
+  t.equal(build(route(thing))({ a: 1 }), '{"a":1}')
+  t.equal(build(route({ $ref: 'Thing#' }))({ a: 2 }), '{"a":2}', 'the $ref still resolves')
+})
