@@ -3,6 +3,7 @@
 // and the chart is SVG drawn here. Everything that came from the network (banners, evidence, hostnames,
 // product names) or from users (comments) is escaped.
 import { FindingCounter } from '../finding-counts'
+import { turn } from '../event-loop'
 import { createHash } from 'node:crypto'
 import escapeHtml from 'escape-html'
 import { sourceLines, type DataSources } from '../sources/registry'
@@ -151,6 +152,9 @@ export interface HtmlOptions {
   maxFindings?: number
 }
 
+/** Finding rows written between two turns of the event loop. */
+const ROWS_PER_TURN = 100
+
 export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}): AsyncGenerator<string> {
   const max = options.maxFindings ?? HTML_FINDINGS_MAX
   const { scan } = src
@@ -237,9 +241,15 @@ export async function * htmlReport (src: ReportSource, options: HtmlOptions = {}
   for (const address of addresses) {
     const list = listed.get(address) ?? []
     out += `<article class="host" id="host-${e(address)}"><h3>${e(address)} <span class="muted">(${list.length} finding${list.length === 1 ? '' : 's'})</span></h3>` +
-      `<table>${FINDINGS_HEAD}<tbody>${list.map(findingRow).join('')}</tbody></table></article>`
-    yield out
-    out = ''
+      `<table>${FINDINGS_HEAD}<tbody>`
+    // A host with thousands of findings was one turn of the event loop of several hundred ms: rows in pieces.
+    for (let i = 0; i < list.length; i += ROWS_PER_TURN) {
+      out += list.slice(i, i + ROWS_PER_TURN).map(findingRow).join('')
+      yield out
+      out = ''
+      await turn()
+    }
+    out += '</tbody></table></article>'
   }
   yield out + '</section><section id="sources"><h2>Data sources</h2><p>What the scan was matched against, as recorded when it finished.</p>' +
     sourcesSection(dataSourcesOf(scan)) + '</section></body></html>\n'
