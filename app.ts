@@ -87,7 +87,7 @@ type Serialize = (data: unknown) => string
  * response schemas when it starts: about half of an app's start on a busy 2-core machine (3 of 7 s seen in one test
  * process), paid again by every test that builds the app and by every route a process never answers. The serializer
  * is the same fast-json-stringify function, built once; a schema it cannot compile fails that route's answers
- * rather than the start, so `test/server.test.ts` compiles them all.
+ * rather than the start, so `test/serializers.test.ts` compiles them all.
  */
 export function lazySerializers (externalSchemas: Parameters<typeof serializers>[0], options: Parameters<typeof serializers>[1]) {
   const built: Array<() => Serialize> = []
