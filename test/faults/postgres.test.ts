@@ -13,6 +13,8 @@ test('PostgreSQL backends terminated, restarted and down for 20 s under load: no
   const load = startLoad(d, { prefix: 'p', concurrency: 3, pauseMs: 20 })
   // Reports stream findings through a cursor held across reads: the export path.
   let reading = true
+  // A failed assertion or a throw must not leave the load running: it would keep this file alive to tap's timeout.
+  t.teardown(async () => { reading = false; await load.stop() })
   const reports = (async () => {
     while (reading) {
       const ids = [...load.acked].slice(-3)
@@ -58,7 +60,15 @@ test('PostgreSQL backends terminated, restarted and down for 20 s under load: no
   while (Date.now() - downAt < 20_000) await new Promise((resolve) => setTimeout(resolve, 500))
   t.ok(load.acked.size > acksBefore, `scans are still acknowledged while the results database is down (${load.acked.size - acksBefore})`)
   await d.pg.start()
-  await until('/health ok again', async () => (await d.request('/health')).status === 200, 60_000)
+  let lastHealth: unknown
+  await until('/health ok again', async () => {
+    const h = await d.request('/health')
+    lastHealth = h
+    return h.status === 200
+  }, 60_000).catch((err: Error) => {
+    const tail = d.apis[0].lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')
+    throw new Error(`${err.message}; the last /health: ${JSON.stringify(lastHealth)}; the API's last log lines:\n${tail}`)
+  })
   await new Promise((resolve) => setTimeout(resolve, 2000))
   await load.stop()
   reading = false
