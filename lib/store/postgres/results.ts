@@ -6,11 +6,11 @@
 // transaction.
 import { isDeepStrictEqual } from 'node:util'
 import type { Pool, PoolClient, QueryConfig } from 'pg'
-import Cursor from 'pg-cursor'
 import type { HostRecord } from '../../domain/hosts'
 import type { Page } from '../types'
 import type { ExploitLookup, FindingExportQuery, FindingQuery, HostQuery, HostScanWrite, RecordCounts, ResultsStore, ScanHostRecord } from '../results-types'
 import type { FindingRecord } from '../../domain/findings'
+import { readCursor, READ_LIMIT_MS, Slots, type CheckedOut } from './cursor'
 import { byAddress, fromPortKey, mergeScanHead, portKey, speaksFor, type ScanHostHead } from '../scan-hosts'
 import {
   decide, FINDING_SORT_DEFAULT_ORDER, findingId, isCheckFinding, findingSortValue, HIDDEN_BY_DEFAULT, HOST_SORT_DEFAULT_ORDER, hostFacets, hostSearchText,
@@ -198,25 +198,6 @@ class Params {
   }
 }
 
-/** A counting semaphore: at most `size` holders, the others wait in arrival order. */
-class Slots {
-  private used = 0
-  private readonly waiting: (() => void)[] = []
-  constructor (private readonly size: number) {}
-
-  async acquire (): Promise<void> {
-    if (this.used < this.size) { this.used++; return }
-    await new Promise<void>((resolve) => this.waiting.push(resolve))
-  }
-
-  /** Hands the slot to the next waiter, or frees it. */
-  release (): void {
-    const next = this.waiting.shift()
-    if (next !== undefined) next()
-    else this.used--
-  }
-}
-
 interface FindingSql { where: string, conditions: string[], params: Params, order: 'asc' | 'desc', column: string }
 
 export interface PostgresResultsStoreOptions {
@@ -266,13 +247,14 @@ export class PostgresResultsStore implements ResultsStore {
    * only while the client is idle in it, so a held client needs a listener of its own, or the error ends the
    * process. The error is kept: the next query fails anyway, and the connection is dropped from the pool.
    */
-  private async checkout (): Promise<{ client: PoolClient, release: (err?: Error) => void }> {
+  private async checkout (): Promise<CheckedOut> {
     const client = await this.pool.connect()
     let lost: Error | undefined
     const onError = (err: Error): void => { lost ??= err }
     client.on('error', onError)
     return {
       client,
+      lost: () => lost,
       release: (err) => {
         client.removeListener('error', onError)
         client.release(err ?? lost)
@@ -734,31 +716,12 @@ export class PostgresResultsStore implements ResultsStore {
       text += ` OFFSET $${values.length}`
     }
     // The reader may take its time between rows: the connection can be lost while no query runs.
-    const { client, release } = await this.checkout()
-    let broken: Error | undefined
-    let cursor: Cursor<{ record: FindingRecord }> | undefined
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-      cursor = client.query(new Cursor<{ record: FindingRecord }>(text, values))
-      for (;;) {
-        const rows = await cursor.read(STREAM_ROWS)
-        if (rows.length === 0) break
-        for (const r of rows) yield r.record
-      }
-    } catch (err) {
-      broken = err as Error
-      throw err
-    } finally {
-      if (broken === undefined) {
-        try {
-          await cursor?.close()
-          await client.query('COMMIT')
-        } catch (err) {
-          broken = err as Error
-        }
-      }
-      release(broken)
-    }
+    const checkout = await this.checkout()
+    yield * readCursor<{ record: FindingRecord }, FindingRecord>(checkout, text, values, {
+      rows: STREAM_ROWS,
+      limitMs: this.pool.options.query_timeout ?? READ_LIMIT_MS,
+      pick: (r) => r.record
+    })
   }
 
   async getFinding (id: string): Promise<FindingRecord | null> {
