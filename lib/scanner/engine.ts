@@ -21,6 +21,8 @@ export interface ScanHostsOptions {
   onProgress?: (p: ScanProgress) => void
   /** Called once per host, when its port scan and service detection are both done. */
   onHost?: (h: HostResult) => void
+  /** At the end, how long each stage took (wall time; detection overlaps the port scan, host by host). */
+  onStages?: (s: ScanStages) => void
   /** Connects in flight for the port scan (global) and per host. */
   concurrency?: number
   perHostConcurrency?: number
@@ -91,6 +93,15 @@ function aborted (signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true
 }
 
+
+export interface ScanStages {
+  /** Host discovery, 0 when it did not run. */
+  discoveryMs: number
+  /** From the end of discovery to the last port of the TCP (and UDP) port scan. */
+  portScanMs: number
+  /** From the end of the port scan to the last detection and check. */
+  detectionMs: number
+}
 
 /**
  * Port-scan the hosts with the template's ports, then detect services on the open ports unless the
@@ -225,6 +236,8 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
     pending.push(Promise.all([detected, udp]).then(([, u]) => { finishHost(scanned, services, u, checked) }))
   }
 
+  const started = performance.now()
+  let discovered = started
   try {
     let scanList = [...byAddress.keys()]
     if (opts.discovery !== false && scanList.length >= DISCOVERY_DEFAULTS.minHosts && perHost > 0) {
@@ -243,6 +256,7 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
         }
       })
       scanList = scanList.filter((a) => up.has(a))
+      discovered = performance.now()
     }
     if (tcpPorts === 0) {
       // UDP only: every address goes straight to the UDP scan.
@@ -262,8 +276,10 @@ export async function scanHosts (hosts: ExpandedHost[], opts: ScanHostsOptions):
         onHost: onPortsDone
       })
     }
+    const scanned = performance.now()
     await Promise.all(pending)
     if (aborted(signal)) throw abortReason(signal as AbortSignal)
+    opts.onStages?.({ discoveryMs: discovered - started, portScanMs: scanned - discovered, detectionMs: performance.now() - scanned })
     return results
   } catch (err) {
     inner.abort(err)

@@ -81,6 +81,20 @@ interface HostStep {
   writer: HostWriteBatcher
   available: Map<string, boolean>
   unchecked: Set<string>
+  /** Wall time of the batch's stages, logged when it ends ('batch timings'). */
+  timings: BatchTimings
+}
+
+interface BatchTimings { discoveryMs: number, portScanMs: number, detectionMs: number, matchMs: number, writeMs: number, tailMs: number }
+
+/** `fn` with its wall time added to `timings[key]`. */
+async function timed<T> (timings: BatchTimings, key: keyof BatchTimings, fn: () => Promise<T>): Promise<T> {
+  const at = performance.now()
+  try {
+    return await fn()
+  } finally {
+    timings[key] += performance.now() - at
+  }
 }
 
 /** One scanned host: counted, its login's outcome taken in, matched, and queued for writing. */
@@ -93,7 +107,7 @@ async function writeHost (s: HostStep, host: HostResult): Promise<void> {
   if (!host.up && !s.writer.holds(host.address) && (await results.getHost(host.address)) === null) return
   const credentialed = await s.logins.result(host)
   const installed = credentialed !== null && 'findings' in credentialed ? credentialed.installed : undefined
-  const m = await matchHost({ matchDeps: ctx.matchDeps, nvd, store }, host, template, s.signal, s.available, installed)
+  const m = await timed(s.timings, 'matchMs', async () => await matchHost({ matchDeps: ctx.matchDeps, nvd, store }, host, template, s.signal, s.available, installed))
   if (credentialed !== null && summary.credentialed !== undefined) {
     const ok = 'findings' in credentialed
     summary.credentialed = addCredentialed(summary.credentialed, {
@@ -160,6 +174,8 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
   const summary: BatchSummary = { hostsUp: 0, hostsDown: 0, openPorts: 0, findings: emptyFindingCounts(), uncheckedProducts: [] }
   const credentialIds = scan.credentials ?? []
   if (credentialIds.length > 0) summary.credentialed = emptyCredentialed()
+  const timings: BatchTimings = { discoveryMs: 0, portScanMs: 0, detectionMs: 0, matchMs: 0, writeMs: 0, tailMs: 0 }
+  const commit = committer(ctx, scan, summary)
   const step: HostStep = {
     ctx,
     scan,
@@ -167,9 +183,10 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
     signal: ac.signal,
     summary,
     logins: hostLogins({ scanId, credentialIds, credentialed: ctx.deps.credentialed, matchDeps: ctx.matchDeps, nvd, log, signal: ac.signal }),
-    writer: new HostWriteBatcher({ hosts: ctx.writeBatchHosts, waitMs: ctx.writeBatchMs, commit: committer(ctx, scan, summary) }),
+    writer: new HostWriteBatcher({ hosts: ctx.writeBatchHosts, waitMs: ctx.writeBatchMs, commit: async (b) => { await timed(timings, 'writeMs', async () => { await commit(b) }) } }),
     available: new Map(),
-    unchecked: new Set()
+    unchecked: new Set(),
+    timings
   }
   let lastReport = 0
   try {
@@ -190,9 +207,11 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
       onHost: (h) => {
         step.logins.login(h)
         step.writer.then(async () => await writeHost(step, h))
-      }
+      },
+      onStages: (st) => { Object.assign(timings, st) }
     })
-    await step.writer.settle()
+    // What matching and writing still had to do once the scan of the network was over.
+    await timed(timings, 'tailMs', async () => { await step.writer.settle() })
   } catch (err) {
     // What was scanned before a cancellation is kept, as it was when each host was written at once; a batch
     // still in flight ends before the job does.
@@ -205,6 +224,7 @@ export async function runBatch (ctx: BatchContext, scanId: string, batch: number
     stop()
     step.writer.stop()
   }
+  log.info({ scanId, batch, hosts: hosts.length, ...Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)])) }, 'batch timings')
   summary.uncheckedProducts = [...step.unchecked].sort()
   await store.reportBatchProgress(scanId, batch, { hostsDone: hosts.length, portsDone: hosts.length * portsPerHost(template) })
   await ctx.finish(scanId, batch, summary)

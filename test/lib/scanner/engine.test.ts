@@ -3,7 +3,7 @@ import * as http from 'node:http'
 import * as net from 'node:net'
 import { test } from 'tap'
 import Redis from 'ioredis'
-import { runScan, scanHosts } from '../../../lib/scanner/engine'
+import { runScan, scanHosts, type ScanStages } from '../../../lib/scanner/engine'
 import { parseScope } from '../../../lib/scanner/targets'
 import { getTemplate } from '../../../lib/scanner/templates'
 import type { HostResult } from '../../../lib/domain/hosts'
@@ -49,15 +49,19 @@ test('a CIDR scan of a /29 finds exactly the hosts and ports the test opened, wi
 
   const progress: ScanProgress[] = []
   const reported: string[] = []
+  const stages: ScanStages[] = []
   const template = getTemplate('quick', '21,22,80,443,6379,8080')
   const { hosts, excluded } = await runScan([{ type: 'cidr', value: block.cidr }], {
     maxHosts: 16,
     template,
     detectTimeoutMs: 4000,
     onProgress: (p) => progress.push({ ...p }),
-    onHost: (h) => reported.push(h.address)
+    onHost: (h) => reported.push(h.address),
+    onStages: (st) => stages.push(st)
   })
   t.same(excluded, [])
+  t.equal(stages.length, 1, 'the stages are told once, at the end')
+  t.ok(stages[0].discoveryMs > 0 && stages[0].portScanMs > 0 && stages[0].detectionMs > 0, `each stage took its time: ${JSON.stringify(stages[0])}`)
   t.same(hosts.map((h) => h.address), block.addresses, 'every address of the block, in order')
   const withOpen = hosts.filter((h) => h.ports.some((p) => p.state === 'open'))
   t.same(withOpen.map((h) => h.address), [a, b, c], 'exactly the hosts the test opened')
