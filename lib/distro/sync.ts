@@ -6,8 +6,8 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable, Transform } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
+import { once } from 'node:events'
+import { Readable } from 'node:stream'
 import type { SourceStore } from '../sources/source-store'
 import { DEBIAN_TRACKER_URL, importDebianTracker, type DebianImportOptions } from './debian-tracker'
 import { readImportMeta, type DistroImportResult } from './entries'
@@ -132,17 +132,31 @@ export async function downloadResumable (opts: DownloadOptions): Promise<Downloa
     const length = Number(res.headers.get('content-length'))
     const total = res.headers.has('content-length') && Number.isFinite(length) ? (append ? have : 0) + length : null
     let got = append ? have : 0
-    const count = new Transform({
-      transform (chunk: Buffer, _enc, done) {
-        got += chunk.length
-        opts.onProgress?.(got, total)
-        done(null, chunk)
-      }
-    })
+    // Every byte received reaches the file before its size is measured, also when the connection drops: a pipeline
+    // destroyed the file stream with what it had not written yet (all of it while the file was still opening), so
+    // the next attempt fetched those bytes again, or started over, depending on the machine's load.
+    const out = createWriteStream(partial, { flags: append ? 'a' : 'w' })
+    // A write that fails (a full disk) fails the attempt; it must never be an unhandled 'error' event.
+    let writeError: Error | null = null
+    out.on('error', (err) => { writeError ??= err })
+    let failed: Error | null = null
     try {
-      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), count, createWriteStream(partial, { flags: append ? 'a' : 'w' }))
+      for await (const chunk of Readable.fromWeb(res.body as import('node:stream/web').ReadableStream)) {
+        got += (chunk as Uint8Array).length
+        opts.onProgress?.(got, total)
+        if (!out.write(chunk)) {
+          if (writeError !== null || out.destroyed) break
+          await once(out, 'drain')
+        }
+      }
     } catch (err) {
-      lastError = err as Error
+      failed = err as Error
+    }
+    if (writeError === null && !out.destroyed) await new Promise<void>((resolve) => { out.once('close', resolve); out.end() })
+    else out.destroy()
+    failed = writeError ?? failed
+    if (failed !== null) {
+      lastError = failed
       continue
     }
     const size = await sizeOf(partial)
