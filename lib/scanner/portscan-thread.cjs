@@ -138,9 +138,39 @@ function createExecutor (report, options = {}) {
     }
   }
 
+  // Handles whose connect completed are closed together after the poll phase rather than one by one
+  // from its callbacks: libuv's close of a descriptor scans the poll's whole batch of pending events
+  // for it (up to 1,024 at our concurrency), which costs more than the close itself when done from
+  // inside that batch. Open ports are reset (RST, no TIME_WAIT), the others closed.
+  let toClose = []
+  let toReset = []
+  let closesQueued = false
+  function closeLater (h, reset) {
+    if (reset) toReset.push(h)
+    else toClose.push(h)
+    if (!closesQueued) {
+      closesQueued = true
+      setImmediate(closeQueued)
+    }
+  }
+  function closeQueued () {
+    closesQueued = false
+    const c = toClose
+    const r = toReset
+    toClose = []
+    toReset = []
+    for (let i = 0; i < c.length; i++) c[i].close()
+    for (let i = 0; i < r.length; i++) {
+      const h = r[i]
+      if (typeof h.reset !== 'function' || h.reset() !== 0) h.close()
+    }
+  }
+
   function onRawComplete (status, handle) {
     const a = this.attempt
     if (a.done) return
+    const h = a.handle
+    a.handle = null
     if (status === 0) {
       const local = {}
       handle.getsockname(local)
@@ -149,10 +179,10 @@ function createExecutor (report, options = {}) {
       // The local port matters only when we connected from the target's own address: two of our
       // sockets can then reach each other (port X to Y while Y to X), which the scan must undo.
       finish(a, self ? SELF : OPEN, sameAddress ? local.port : 0)
-      closeAttempt(a, true)
+      if (h !== null) closeLater(h, true)
     } else {
       finish(a, outcomeOf(status))
-      closeAttempt(a, false)
+      if (h !== null) closeLater(h, false)
     }
   }
 
@@ -274,6 +304,7 @@ function createExecutor (report, options = {}) {
     abortAll () {
       while (live.length > 0) discard(live[live.length - 1])
       stopSweep()
+      if (closesQueued) closeQueued()
     },
     get inflight () { return live.length },
     get raw () { return useRaw }
