@@ -1,12 +1,13 @@
 // Port scan benchmark: our connect scan against nmap's (-sT), side by side in the same run.
 //
-//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns] [--only-discovery] [--load 2]
+//   npx tsx bench/portscan.ts [--runs 5] [--json] [--no-netns] [--only-discovery] [--load 2] [--host 127.x.y.z]
 //
-// 1. every TCP port of 127.0.0.1, against `nmap -n -Pn -sT -p- -T4 127.0.0.1`;
+// 1. every TCP port of 127.0.0.1 (or of the loopback address --host names, so that a bench on a shared machine
+//    can keep to an address of its own), against `nmap -n -Pn -sT -p- -T4 127.0.0.1`;
 // 2. a host in a network namespace the bench creates (a veth pair in 198.18.0.0/15, the block
 //    reserved for benchmarks; an nftables rule inside dropping a block of ports so they read
 //    filtered; a few listening services), nmap's top 1000 ports, against nmap on the same ports;
-// 3. service detection on the open ports of the namespace host and of 127.0.0.1 against `nmap -sV`;
+// 3. service detection on the open ports of the namespace host and of part 1's address against `nmap -sV`;
 // 4. host discovery: a namespace holding a /24 (10.250.x.0/24 inside it only) with 5 live addresses
 //    listening on a few ports and the rest dropped by nftables, the top 100 ports: our whole pipeline
 //    (discovery, then the port scan of the live hosts) against `nmap -sT --top-ports 100` with its
@@ -284,13 +285,13 @@ async function waitForListeners (host: string, ports: number[], ms: number): Pro
   throw new Error(`services in the namespace did not come up on ${host}`)
 }
 
-// Part 3: service detection vs `nmap -sV` on the open ports of the namespace host and of 127.0.0.1,
+// Part 3: service detection vs `nmap -sV` on the open ports of the namespace host and of part 1's address,
 // run while the namespace still exists.
-async function part3ServiceDetection (ctx: { nsHost?: string, nsOpenPorts: number[], loopbackOpenPorts: number[] }): Promise<unknown> {
+async function part3ServiceDetection (ctx: { nsHost?: string, nsOpenPorts: number[], loopbackHost: string, loopbackOpenPorts: number[] }): Promise<unknown> {
   const results: DetectionBenchResult[] = []
   const targets = [
     ...(ctx.nsHost !== undefined && ctx.nsOpenPorts.length > 0 ? [{ host: ctx.nsHost, ports: ctx.nsOpenPorts }] : []),
-    { host: '127.0.0.1', ports: ctx.loopbackOpenPorts }
+    { host: ctx.loopbackHost, ports: ctx.loopbackOpenPorts }
   ]
   for (const t of targets) {
     process.stderr.write(`part 3: service detection on ${t.host} ports ${t.ports.join(',')} vs nmap -sV\n`)
@@ -465,8 +466,10 @@ async function main (): Promise<void> {
     return
   }
   const all = allPorts()
-  process.stderr.write(`part 1: all ${all.length} ports of 127.0.0.1\n`)
-  const p1 = await sideBySide('1. loopback, all ports', '127.0.0.1', all, ['-n', '-Pn', '-sT', '-p-', '-T4', '127.0.0.1'], runs)
+  const loopback = argValue('--host') ?? '127.0.0.1'
+  if (!loopback.startsWith('127.')) throw new Error(`--host ${loopback}: part 1 scans a loopback address only`)
+  process.stderr.write(`part 1: all ${all.length} ports of ${loopback}\n`)
+  const p1 = await sideBySide('1. loopback, all ports', loopback, all, ['-n', '-Pn', '-sT', '-p-', '-T4', loopback], runs)
   parts.push(p1)
   if (!json) printPart(p1)
 
@@ -488,7 +491,7 @@ async function main (): Promise<void> {
       parts.push(p2)
       if (!json) printPart(p2)
       const [nsNow] = await scanPorts({ hosts: [NS_NET.peer], ports: [21, 22, 25, 80, 110, 6379] })
-      detection = await part3ServiceDetection({ nsHost: NS_NET.peer, nsOpenPorts: nsNow.open, loopbackOpenPorts: loopbackOpen })
+      detection = await part3ServiceDetection({ nsHost: NS_NET.peer, nsOpenPorts: nsNow.open, loopbackHost: loopback, loopbackOpenPorts: loopbackOpen })
     } finally {
       cleanup()
       process.off('SIGINT', onSignal)

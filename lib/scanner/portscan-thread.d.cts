@@ -13,11 +13,13 @@ export interface ConnectExecutor {
   abortAll (): void
   readonly inflight: number
   readonly raw: boolean
+  /** Attempts made on a refused socket connected again (tests). */
+  readonly reused: number
 }
 
 export function createExecutor (
   report: (id: number, outcome: number, rttUs: number, localPort: number) => void,
-  options?: { useRaw?: boolean, connect?: ConnectFn }
+  options?: { useRaw?: boolean, reuse?: boolean, connect?: ConnectFn }
 ): ConnectExecutor
 
 export const rawAvailable: boolean

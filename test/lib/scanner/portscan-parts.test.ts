@@ -6,7 +6,7 @@ import { test } from 'tap'
 import { TimeoutModel, RttEstimate } from '../../../lib/scanner/portscan-rtt'
 import { HostScheduler, ID_BASE, type Dispatcher, type PortScanHost, type SchedulerOptions } from '../../../lib/scanner/portscan-scheduler'
 import { idleWorkerCount, localLane, workerLane, type Lane, type LaneSink } from '../../../lib/scanner/portscan-lanes'
-import { OUTCOME } from '../../../lib/scanner/portscan-thread.cjs'
+import { createExecutor, OUTCOME, rawAvailable } from '../../../lib/scanner/portscan-thread.cjs'
 import { loopbackAddress } from '../../support/loopback'
 
 test('timeout model: initial, smoothed per RFC 6298, bounded, and the scan-wide estimate for unmeasured hosts', async (t) => {
@@ -188,6 +188,44 @@ test('local lane: real connects in this thread, one outcome per attempt, outstan
   t.equal(results.get(closedPort.port), OUTCOME.CLOSED)
   t.equal(lane.outstanding, 0)
   await lane.close()
+})
+
+test('executor: a refused socket connected again for the next port gives the outcomes new sockets give', { skip: !rawAvailable || process.platform !== 'linux' ? 'raw handles on Linux only' : false }, async (t) => {
+  const hosts = [loopbackAddress(), loopbackAddress()]
+  // Below the ephemeral range, so that none of our own sockets can meet another (self-connects).
+  const base = 20000 + Math.floor(Math.random() * 20000)
+  const ports = Array.from({ length: 300 }, (_, i) => base + i)
+  const servers: net.Server[] = []
+  for (const [h, host] of hosts.entries()) {
+    for (const p of [ports[0], ports[1 + h], ports[150], ports[299 - h]]) {
+      const server = net.createServer((s) => { s.on('error', () => {}); s.destroy() })
+      await new Promise<void>((resolve, reject) => { server.once('error', reject).listen(p, host, resolve) })
+      servers.push(server)
+    }
+  }
+  t.teardown(async () => { await Promise.all(servers.map(async (s) => await new Promise((resolve) => s.close(resolve)))) })
+  const sweep = async (reuse: boolean): Promise<{ outcomes: Map<number, number>, reused: number }> => {
+    const outcomes = new Map<number, number>()
+    const ex = createExecutor((id, outcome) => { outcomes.set(id, outcome) }, { reuse })
+    ex.setHosts(hosts.map((address) => ({ address, family: 4 })))
+    // A few at a time, both hosts interleaved, so that refused sockets are there to be taken.
+    for (let i = 0; i < ports.length; i += 8) {
+      for (const p of ports.slice(i, i + 8)) for (let h = 0; h < hosts.length; h++) ex.start(h * ID_BASE + p, h, p, 2000)
+      await until(() => ex.inflight === 0)
+    }
+    const reused = ex.reused
+    ex.abortAll()
+    return { outcomes, reused }
+  }
+  const fresh = await sweep(false)
+  const again = await sweep(true)
+  t.equal(fresh.reused, 0)
+  t.ok(again.reused > ports.length, `${again.reused} attempts on refused sockets`)
+  t.equal(again.outcomes.size, ports.length * hosts.length)
+  t.same([...again.outcomes].sort((a, b) => a[0] - b[0]), [...fresh.outcomes].sort((a, b) => a[0] - b[0]))
+  const open = (h: number): number[] => ports.filter((p) => again.outcomes.get(h * ID_BASE + p) === OUTCOME.OPEN)
+  t.same(open(0), [ports[0], ports[1], ports[150], ports[299]])
+  t.same(open(1), [ports[0], ports[2], ports[150], ports[298]])
 })
 
 test('local lane: an injected socket layer and abortHost', async (t) => {
