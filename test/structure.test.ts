@@ -14,7 +14,7 @@ const SKIP = new Set(['node_modules', 'test', '.git', 'bench', 'sdk', 'fixtures'
 
 /** Files over MAX_FILE_LINES that docs/architecture.md explains, with the most lines each may have. */
 const LONG_FILES: Record<string, number> = {
-  'lib/store/postgres/results.ts': 950,
+  'lib/store/postgres/results.ts': 900,
   'lib/store/redis/store.ts': 860,
   'lib/store/memory/results.ts': 700,
   'lib/store/memory/finding-table.ts': 630
