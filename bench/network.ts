@@ -13,7 +13,7 @@
 // Needs root, `ip` and `nft`; nmap only for its column. Everything it creates is removed at the end, also on failure.
 // Redis: 127.0.0.1:6379 (REDIS_URL overrides); PostgreSQL: the local server (DATABASE_URL overrides); every key and
 // the results schema belong to this run and are removed at the end. NVD records come from the tests' fake NVD API.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -25,6 +25,7 @@ import { loadConfig } from '../lib/config'
 import { startFakeNvd } from '../test/support/fake-nvd'
 import { spawnApi, spawnWorker, type WorkerProcess } from '../test/support/worker-process'
 import { freePort, loopbackAddress } from './support/loopback'
+import { run, vethNamespace } from './support/veth-namespace'
 
 const { values: args } = parseArgs({
   options: {
@@ -64,10 +65,6 @@ const LISTENERS = `
   setInterval(() => {}, 1 << 30)
 `
 
-function run (cmd: string, argv: string[]): void {
-  execFileSync(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'] })
-}
-
 /** `count` distinct addresses of the /16 (not .0 or .255), picked by a fixed sequence so that runs compare. */
 function pick (count: number, taken: Set<string>, seed: number): string[] {
   const out: string[] = []
@@ -85,36 +82,19 @@ function pick (count: number, taken: Set<string>, seed: number): string[] {
 interface Network { name: string, live: string[], refusing: string[], teardown: () => void }
 
 function buildNetwork (): Network {
-  const id = randomBytes(3).toString('hex')
-  const name = `vsnet-${id}`
-  const outer = `vsn${id}a`
-  const inner = `vsn${id}b`
   const taken = new Set<string>()
   const live = pick(LIVE, taken, 7)
   const refusing = pick(REFUSING, taken, 11)
   let listeners: ChildProcess | null = null
-  let torn = false
-  const teardown = (): void => {
-    if (torn) return
-    torn = true
+  const ns = vethNamespace('net', LINK, () => {
     listeners?.kill('SIGKILL')
     try { run('ip', ['route', 'del', CIDR]) } catch {}
-    try { run('ip', ['netns', 'del', name]) } catch {}
-    try { run('ip', ['link', 'del', outer]) } catch {}
-  }
+  })
+  const { name, nft } = ns
   try {
-    run('ip', ['netns', 'add', name])
-    run('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner])
-    run('ip', ['link', 'set', inner, 'netns', name])
-    run('ip', ['addr', 'add', `${LINK.host}/${LINK.prefix}`, 'dev', outer])
-    run('ip', ['link', 'set', outer, 'up'])
-    run('ip', ['-n', name, 'addr', 'add', `${LINK.peer}/${LINK.prefix}`, 'dev', inner])
-    run('ip', ['-n', name, 'link', 'set', inner, 'up'])
-    run('ip', ['-n', name, 'link', 'set', 'lo', 'up'])
     // Every address of the /16 is local inside the namespace, and this side reaches it over the veth pair.
     run('ip', ['-n', name, 'route', 'add', 'local', CIDR, 'dev', 'lo'])
-    run('ip', ['route', 'add', CIDR, 'via', LINK.peer, 'dev', outer])
-    const nft = (...a: string[]): void => { run('ip', ['netns', 'exec', name, 'nft', ...a]) }
+    run('ip', ['route', 'add', CIDR, 'via', LINK.peer, 'dev', ns.outer])
     nft('add', 'table', 'inet', 'vsnet')
     nft('add', 'set', 'inet', 'vsnet', 'up', '{ type ipv4_addr; }')
     const up = [...live, ...refusing]
@@ -123,10 +103,10 @@ function buildNetwork (): Network {
     nft('add', 'rule', 'inet', 'vsnet', 'input', 'ip', 'daddr', CIDR, 'ip', 'daddr', '!=', '@up', 'drop')
     listeners = spawn('ip', ['netns', 'exec', name, process.execPath, '-e', LISTENERS, JSON.stringify(live)], { stdio: 'ignore' })
   } catch (err) {
-    teardown()
+    ns.teardown()
     throw err
   }
-  return { name, live, refusing, teardown }
+  return { name, live, refusing, teardown: ns.teardown }
 }
 
 async function answers (host: string, port: number): Promise<boolean> {

@@ -27,6 +27,7 @@ import { scanPorts, type PortScanHost, type PortScanStats } from '../lib/scanner
 import path from 'node:path'
 import { allPorts, TOP_1000 } from '../lib/scanner/ports'
 import { printReport, runDetectionBench, type DetectionBenchResult } from './service-detect'
+import { run, vethNamespace } from './support/veth-namespace'
 
 type State = 'open' | 'closed' | 'filtered'
 
@@ -86,10 +87,6 @@ function median (xs: number[]): number {
 function argValue (name: string): string | undefined {
   const i = process.argv.indexOf(name)
   return i >= 0 ? process.argv[i + 1] : undefined
-}
-
-function run (cmd: string, args: string[]): void {
-  execFileSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] })
 }
 
 async function ours (host: string, ports: number[]): Promise<Side & { stats?: PortScanStats }> {
@@ -234,31 +231,10 @@ async function sideBySide (name: string, host: string, ports: number[], nmapArgs
 
 /** A namespace with a veth link to this one; everything it creates is undone by the returned function. */
 function createNamespace (): { name: string, teardown: () => void, services: ChildProcess[] } {
-  const id = randomBytes(3).toString('hex')
-  const name = `vsbench-${id}`
-  const outer = `vsb${id}a`
-  const inner = `vsb${id}b`
   const services: ChildProcess[] = []
-  let torn = false
-  const teardown = (): void => {
-    if (torn) return
-    torn = true
-    for (const s of services) { try { s.kill('SIGKILL') } catch {} }
-    try { run('ip', ['netns', 'del', name]) } catch {}
-    // Deleting the namespace takes the inner end with it, and a veth pair dies as one; this is for
-    // a setup that failed half way.
-    try { run('ip', ['link', 'del', outer]) } catch {}
-  }
+  const ns = vethNamespace('bench', NS_NET, () => { for (const s of services) { try { s.kill('SIGKILL') } catch {} } })
+  const { name, nft } = ns
   try {
-    run('ip', ['netns', 'add', name])
-    run('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner])
-    run('ip', ['link', 'set', inner, 'netns', name])
-    run('ip', ['addr', 'add', `${NS_NET.host}/${NS_NET.prefix}`, 'dev', outer])
-    run('ip', ['link', 'set', outer, 'up'])
-    run('ip', ['-n', name, 'addr', 'add', `${NS_NET.peer}/${NS_NET.prefix}`, 'dev', inner])
-    run('ip', ['-n', name, 'link', 'set', inner, 'up'])
-    run('ip', ['-n', name, 'link', 'set', 'lo', 'up'])
-    const nft = (...a: string[]): void => { run('ip', ['netns', 'exec', name, 'nft', ...a]) }
     nft('add', 'table', 'inet', 'vsbench')
     nft('add', 'chain', 'inet', 'vsbench', 'input', '{ type filter hook input priority 0; }')
     nft('add', 'rule', 'inet', 'vsbench', 'input', 'tcp', 'dport', `${DROPPED.from}-${DROPPED.to}`, 'drop')
@@ -269,10 +245,10 @@ function createNamespace (): { name: string, teardown: () => void, services: Chi
         '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: 'ignore' }))
     } catch {}
   } catch (err) {
-    teardown()
+    ns.teardown()
     throw err
   }
-  return { name, teardown, services }
+  return { name, teardown: ns.teardown, services }
 }
 
 async function waitForListeners (host: string, ports: number[], ms: number): Promise<void> {
