@@ -4,6 +4,7 @@ import { HealthSchema } from '../../schemas/health'
 import { VERSION } from '../../lib/version'
 import { dataSources, type DataSources } from '../../lib/sources/registry'
 import { isConnectionFailure, outageReason, withoutAddresses } from '../../lib/outage'
+import { withinMs } from '../../lib/time-limit'
 
 // A dependency that does not answer within this time counts as down: /health never hangs.
 const CHECK_TIMEOUT_MS = 1500
@@ -14,21 +15,9 @@ function whyDown (err: unknown): string {
   return withoutAddresses((err as Error).message)
 }
 
-async function within<T> (probe: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      probe(),
-      new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS) })
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 async function check (backend: string, probe: () => Promise<void>): Promise<{ status: 'ok' | 'down', backend: string, error?: string }> {
   try {
-    await within(probe)
+    await withinMs(probe, CHECK_TIMEOUT_MS, `no answer within ${CHECK_TIMEOUT_MS} ms`)
     return { status: 'ok', backend }
   } catch (err) {
     return { status: 'down', backend, error: whyDown(err) }

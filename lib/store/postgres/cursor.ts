@@ -3,6 +3,7 @@
 // the export as a whole is not.
 import type { PoolClient } from 'pg'
 import Cursor from 'pg-cursor'
+import { withinMs } from '../../time-limit'
 
 /** A client of the pool held until `release`, and the connection error it saw while held, if any. */
 export interface CheckedOut {
@@ -14,15 +15,9 @@ export interface CheckedOut {
 /** The most a cursor's read or close may take when the pool sets no per-query limit. */
 export const READ_LIMIT_MS = 15_000
 
-/** `fn`, or a rejection once `ms` have passed without its answer. */
-export async function bounded<T> (fn: () => Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`Query read timeout: no answer in ${ms} ms`)), ms) })
-  try {
-    return await Promise.race([fn(), late])
-  } finally {
-    clearTimeout(timer)
-  }
+/** `fn`, or a rejection once `ms` have passed without its answer ('Query read timeout': an outage of PostgreSQL). */
+async function bounded<T> (fn: () => Promise<T>, ms: number): Promise<T> {
+  return await withinMs(fn, ms, `Query read timeout: no answer in ${ms} ms`)
 }
 
 /**
