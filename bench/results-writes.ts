@@ -5,13 +5,13 @@
 // (interleave runs: the machine's load moves more than most changes do). Beside the rate it prints the CPU a host
 // write cost, this process's (`process.cpuUsage`) and PostgreSQL's (user + system from /proc of the server processes
 // serving this run: client backends of the bench's database named `vulnscan` that started during the run, so run it
-// where nothing else connects to that database under that name). CPU per host moves less with the load than hosts/s.
+// where nothing else connects to that database under that name; psql finds them). CPU per host moves less with the load than hosts/s.
 //   npx tsx bench/results-writes.ts [--hosts 4000] [--rescan 2000] [--batch 100] [--writers 2] [--runs 1]
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { Client } from 'pg'
 import { openResultsDatabase } from '../lib/backends'
 import { loadConfig } from '../lib/config'
 import type { HostScanWrite, ResultsStore } from '../lib/store/results-types'
@@ -38,25 +38,23 @@ const T0 = Date.parse('2026-11-20T08:00:00.000Z')
 
 interface Rate { hosts: number, findings: number, seconds: number, nodeMs: number, pgMs: number }
 
-/** CPU milliseconds (user + system) by server process, of the backends serving this run so far. */
-async function backendCpu (since: Date): Promise<Map<number, number>> {
-  const client = new Client({ connectionString: DATABASE_URL })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'vulnscan' AND backend_start >= $1 AND pid <> pg_backend_pid()", [since])
-    const out = new Map<number, number>()
-    for (const { pid } of rows) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-        out.set(pid, (Number(f[11]) + Number(f[12])) * 10)
-      } catch { /* the backend has gone (or the server is not on this machine): not counted */ }
-    }
-    return out
-  } finally {
-    await client.end()
+/**
+ * CPU milliseconds (user + system) by server process, of the backends serving this run so far. The backends are
+ * asked of psql (the project opens its connections in lib/backends.ts alone).
+ */
+function backendCpu (since: Date): Map<number, number> {
+  const sql = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'vulnscan' " +
+    `AND backend_start >= '${since.toISOString()}'::timestamptz AND pid <> pg_backend_pid()`
+  const pids = execFileSync('psql', ['-X', '-At', '-d', DATABASE_URL, '-c', sql], { encoding: 'utf8' }).split('\n').filter((l) => l !== '').map(Number)
+  const out = new Map<number, number>()
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      out.set(pid, (Number(f[11]) + Number(f[12])) * 10)
+    } catch { /* the backend has gone (or the server is not on this machine): not counted */ }
   }
+  return out
 }
 
 function cpuDelta (before: Map<number, number>, after: Map<number, number>): number {
@@ -77,7 +75,7 @@ async function writeAll (store: ResultsStore, from: number, count: number, scanI
     batches.push(writes)
   }
   let next = 0
-  const pgBefore = await backendCpu(since)
+  const pgBefore = backendCpu(since)
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await Promise.all(Array.from({ length: WRITERS }, async () => {
@@ -85,7 +83,7 @@ async function writeAll (store: ResultsStore, from: number, count: number, scanI
   }))
   const seconds = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
-  const pgMs = cpuDelta(pgBefore, await backendCpu(since))
+  const pgMs = cpuDelta(pgBefore, backendCpu(since))
   return { hosts: count, findings, seconds, nodeMs: (cpu.user + cpu.system) / 1000, pgMs }
 }
 
