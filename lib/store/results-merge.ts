@@ -351,11 +351,14 @@ function fromNew (nf: NewFinding, address: string): NewFinding {
   return { ...nf, address, protocol: protocolOf(nf), cveId: nf.cveId.toUpperCase(), requiresPlatform: [...nf.requiresPlatform] }
 }
 
-/** The finding with new KEV and EPSS data, or null when nothing changes. */
+/** The finding with new KEV, EPSS and EUVD data, or null when nothing changes. */
 export function withExploit (f: FindingRecord, c: ExploitUpdate): FindingRecord | null {
   const kev = c.kev === undefined ? f.kev : c.kev
-  if (JSON.stringify(f.kev) === JSON.stringify(kev) && JSON.stringify(f.epss) === JSON.stringify(c.epss)) return null
-  return findingRecord({ ...f, kev, epss: c.epss })
+  const eu = c.euKev ?? f.kevCatalogues?.includes('eu') === true
+  const euvdId = c.euvdId ?? f.euvdId ?? null
+  if (JSON.stringify(f.kev) === JSON.stringify(kev) && JSON.stringify(f.epss) === JSON.stringify(c.epss) &&
+    eu === (f.kevCatalogues?.includes('eu') === true) && euvdId === (f.euvdId ?? null)) return null
+  return findingRecord({ ...f, kev, epss: c.epss, kevCatalogues: eu ? ['eu'] : [], euvdId })
 }
 
 /** A user's decision on a finding: `open` withdraws an earlier decision. */

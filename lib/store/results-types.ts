@@ -137,8 +137,12 @@ export interface FindingQuery {
 
 /** KEV and EPSS data of CVEs, as the data sources hold them now. */
 export type ExploitLookup = (cveIds: string[]) => Promise<Map<string, ExploitUpdate>>
-/** New KEV and EPSS data of a CVE; without `kev`, the KEV data a finding holds stays. */
-export interface ExploitUpdate { kev?: Kev | null, epss: Epss | null }
+/**
+ * New KEV and EPSS data of a CVE; without `kev`, the KEV data a finding holds stays. `euKev` and `euvdId` come from
+ * ENISA's EUVD once it was imported: without `euKev` the finding's EU KEV listing stays, and a null or missing
+ * `euvdId` keeps the id it has (as the match-time enrichment does).
+ */
+export interface ExploitUpdate { kev?: Kev | null, epss: Epss | null, euKev?: boolean, euvdId?: string | null }
 
 /** What one host write changed. */
 export interface RecordCounts {

@@ -628,8 +628,10 @@ export class MemoryResultsStore implements ResultsStore {
           const d = f.detail
           const v = d.cve
           const kev = c.kev === undefined ? v.kev : c.kev
-          if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey) continue
-          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description, v.eu, v.euvdId)
+          const eu = c.euKev ?? v.eu
+          const euvdId = c.euvdId ?? v.euvdId
+          if (JSON.stringify(kev) === v.kevKey && epssKey === v.epssKey && eu === v.eu && euvdId === v.euvdId) continue
+          const cve = t.cveWith(v.cveId, v.severity, v.cvss, v.cvssVersion, v.cvssVector, kev, epss, v.description, eu, euvdId)
           this.replaceFinding(s, new Finding(f.address, f.port, t.detail(cve, d.product, d.rule, d.observed), f.status, f.firstSeen, f.lastSeen,
             f.lastScanId, f.fixedAt, f.decision), t.firstSeen[s], t.lastSeen[s])
           changed++

@@ -231,6 +231,18 @@ test('results store contract', async (t) => {
       t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { kev: null, epss: null }]))), 3, 'data withdrawn is withdrawn from the findings')
       t.same(await order({ minEpss: 0 }), [], 'no EPSS left')
       t.same(await order({ kev: true }), [], 'no KEV left')
+
+      // ENISA's EUVD, once imported: the EU KEV listing and the EUVD id; a lookup without them keeps what findings hold.
+      const eu = new Map([['CVE-2022-0543', { epss: null, euKev: true, euvdId: 'EUVD-2022-1234' }], ['CVE-2024-6387', { epss: null, euKev: false, euvdId: 'EUVD-2024-5678' }]])
+      t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.filter((c) => eu.has(c)).map((c) => [c, eu.get(c)!]))), 2)
+      t.match(await store.getFinding(findingId(a, 6379, redis.cveId)), { kev: null, kevCatalogues: ['eu'], euvdId: 'EUVD-2022-1234' })
+      t.match(await store.getFinding(findingId(a, 22, ssh.cveId)), { kevCatalogues: [], euvdId: 'EUVD-2024-5678' })
+      t.same(await order({ kev: 'eu' }), ['CVE-2022-0543'], 'kev=eu lists the finding the refresh put on the EU KEV')
+      t.same(await order({ kev: true }), ['CVE-2022-0543'], 'and kev=true, any catalogue')
+      t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { epss: null }]))), 0, 'no EUVD data: the findings keep theirs')
+      t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { epss: null, euKev: false, euvdId: null }]))), 1, 'off the EU KEV: one change')
+      t.match(await store.getFinding(findingId(a, 6379, redis.cveId)), { kevCatalogues: [], euvdId: 'EUVD-2022-1234' }, 'the id stays when the dump gives none')
+      t.same(await order({ kev: 'eu' }), [])
     })
 
     t.test(`${backend}: sort=severity: severity first (an exposure finding without CVSS in its rank), then KEV, EPSS, CVSS`, async (t) => {
