@@ -46,12 +46,20 @@ function passes (f: FindingRecord, filter: IntegrationFilter): boolean {
   return true
 }
 
-/** The findings an integration keeps tickets for, every status but the hidden ones (fixed and decided included). */
-async function findingsFor (results: ResultsStore, filter: IntegrationFilter): Promise<FindingRecord[]> {
-  const base: FindingExportQuery = {
-    ...(filter.kevOnly === true ? { kev: true } : {}),
+/**
+ * The store query of an integration's filter, before its tags: `kevOnly` is CISA's catalogue, as the API documents it
+ * and as a webhook's `kevOnly` reads it (a finding on the EU KEV alone is not on it).
+ */
+export function integrationQuery (filter: IntegrationFilter): FindingExportQuery {
+  return {
+    ...(filter.kevOnly === true ? { kev: 'cisa' as const } : {}),
     ...(filter.minEpss !== undefined ? { minEpss: filter.minEpss } : {})
   }
+}
+
+/** The findings an integration keeps tickets for, every status but the hidden ones (fixed and decided included). */
+async function findingsFor (results: ResultsStore, filter: IntegrationFilter): Promise<FindingRecord[]> {
+  const base = integrationQuery(filter)
   const seen = new Map<string, FindingRecord>()
   const queries = (filter.tags ?? []).length === 0 ? [base] : (filter.tags ?? []).map((tag) => ({ ...base, tag }))
   for (const q of queries) {
