@@ -55,7 +55,7 @@ async function main (): Promise<void> {
     config, store, results, queue, scheduler: backends.scheduler, deliveries: backends.deliveries, nvd, sources, notifier,
     policy, integrations, credentialed, log: (component) => log.child({ component })
   })
-  // Findings take in a newer KEV or EPSS import; the processes on one Redis share the check's stamp.
+  // Findings take in a newer KEV, EPSS or EUVD import; the processes on one Redis share the check's stamp.
   const refresher = startExploitRefresher({ sources, results, nvd: cve, intervalMs: config.EXPLOIT_REFRESH * 1000, log })
   log.info({ concurrency: config.WORKER_CONCURRENCY, queuePrefix: config.QUEUE_PREFIX }, 'worker started')
 

@@ -63,7 +63,7 @@ export const ConfigSchema = Type.Object({
   EUVD_URL: Type.String({ default: 'https://euvdservices.enisa.europa.eu/api', description: 'Base URL of ENISA\'s EUVD API (dump/cve-euvd-mapping and kev/dump), for `data sync euvd`' }),
   ALPINE_SECDB_URL: Type.String({ default: 'https://secdb.alpinelinux.org', description: 'Base URL of Alpine\'s secdb (v3.NN/main.json, community.json), for `data sync alpine-secdb`' }),
   REDHAT_OSV_URL: Type.String({ default: 'https://security.access.redhat.com/data/osv', description: 'Base URL of Red Hat\'s OSV export (all.json and one file per advisory), for `data sync redhat-osv`' }),
-  EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV or EPSS import that findings should take in' }),
+  EXPLOIT_REFRESH: Type.Integer({ default: 30, minimum: 1, description: 'Seconds between checks for a newer KEV, EPSS or EUVD import that findings should take in' }),
   CREDENTIALS_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Key that encrypts stored secrets (SSH credentials, tracker tokens) with AES-256-GCM: 32 random bytes as 64 hex characters (openssl rand -hex 32). Required with REDIS_URL; the embedded default makes one per run' })),
   CREDENTIALS_KEY_PREVIOUS: Type.String({ default: '', description: 'Comma-separated earlier CREDENTIALS_KEY values, still accepted for reading while secrets are sealed again under the new key (rotation)' }),
   SSH_CONNECT_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Credentialed scans: most milliseconds an SSH login may take (connect, key exchange, authentication)' }),

@@ -1,7 +1,7 @@
 // Sort values of hosts and findings: one number (or address key) per record and sort, the same in both stores,
 // in the cursors the routes sign, and in the CLI. Ties are broken by address (hosts) or id (findings).
 import { addressSortKey } from './addresses'
-import { SEVERITY_RANK } from './vocabulary'
+import { SEVERITY_RANK, type KevCatalogue } from './vocabulary'
 import type { HostRecord } from './domain/hosts'
 import type { FindingQuery, HostQuery } from './store/results-types'
 import type { FindingRecord } from './domain/findings'
@@ -10,12 +10,16 @@ export function severityScore (maxSeverity: string | null): number {
   return maxSeverity === null ? -1 : SEVERITY_RANK[maxSeverity] ?? -1
 }
 
+/** What the risk order reads of a finding: a record, or the fields a store keeps of one. */
+export type RiskFields = Pick<FindingRecord, 'kev' | 'epss' | 'cvss'> & { kevCatalogues?: readonly KevCatalogue[] }
+
 /**
- * One number that orders findings by risk: KEV with known ransomware use, then KEV, then the others; within
- * each, EPSS (a missing score below every real one), then CVSS (likewise). Exact in a double and in a Redis score.
+ * One number that orders findings by risk: CISA's KEV with known ransomware use, then known exploited (CISA's KEV
+ * or ENISA's EU KEV), then the others; within each, EPSS (a missing score below every real one), then CVSS
+ * (likewise). Exact in a double and in a Redis score.
  */
-export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): number {
-  const kev = f.kev === null ? 0 : f.kev.ransomware === true ? 2 : 1
+export function riskValue (f: RiskFields): number {
+  const kev = f.kev !== null ? (f.kev.ransomware === true ? 2 : 1) : f.kevCatalogues?.includes('eu') === true ? 1 : 0
   const epss = f.epss === null || f.epss === undefined ? 0 : 1 + Math.round(f.epss.score * 100_000)
   const cvss = f.cvss === null ? 0 : 1 + Math.round(f.cvss * 10)
   return kev * 1e12 + epss * 1e3 + cvss
@@ -25,7 +29,7 @@ export function riskValue (f: Pick<FindingRecord, 'kev' | 'epss' | 'cvss'>): num
  * One number that orders findings by severity (an exposure finding without CVSS in its rank, not below every CVE),
  * then within a severity by riskValue (KEV, EPSS, CVSS). riskValue stays below 1e13, and the whole below 2^53.
  */
-export function severityRiskValue (f: Pick<FindingRecord, 'severity' | 'kev' | 'epss' | 'cvss'>): number {
+export function severityRiskValue (f: RiskFields & Pick<FindingRecord, 'severity'>): number {
   return (1 + (SEVERITY_RANK[f.severity] ?? -1)) * 1e13 + riskValue(f)
 }
 

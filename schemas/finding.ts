@@ -107,7 +107,7 @@ const findingFilterProperties = {
   confidence: Type.Optional(StringEnum(['high', 'medium', 'low'], { description: 'Only findings of this confidence' })),
   source: Type.Optional(StringEnum(SOURCES, { description: 'Only findings decided by this source; `distribution`: the package findings of credentialed scans (port 0, rule `package`) and the banner findings a tracker decided' })),
   minConfidence: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default)' })),
-  sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS' })),
+  sort: Type.Optional(StringEnum([...FINDING_SORTS], { default: DEFAULT_FINDING_SORT, description: 'Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then known exploited (CISA\'s KEV with ransomware use first, then CISA\'s KEV or the EU KEV), EPSS and CVSS; the CLI and the reports use it. risk: known exploited as in severity, then EPSS, then CVSS' })),
   order: Type.Optional(StringEnum(['asc', 'desc'], { default: 'desc', description: 'Sort direction' }))
 }
 

@@ -6736,7 +6736,7 @@ export interface operations {
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
-                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then known exploited (CISA's KEV with ransomware use first, then CISA's KEV or the EU KEV), EPSS and CVSS; the CLI and the reports use it. risk: known exploited as in severity, then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
@@ -6845,7 +6845,7 @@ export interface operations {
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
-                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then known exploited (CISA's KEV with ransomware use first, then CISA's KEV or the EU KEV), EPSS and CVSS; the CLI and the reports use it. risk: known exploited as in severity, then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
@@ -7018,7 +7018,7 @@ export interface operations {
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
-                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then known exploited (CISA's KEV with ransomware use first, then CISA's KEV or the EU KEV), EPSS and CVSS; the CLI and the reports use it. risk: known exploited as in severity, then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";
@@ -7139,7 +7139,7 @@ export interface operations {
                 source?: "nvd" | "cna" | "adp" | "distribution" | "vulnscan" | "template";
                 /** @description Only findings whose confidenceScore is at least this (70 leaves out what --fail-on leaves out by default) */
                 minConfidence?: number;
-                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then KEV (ransomware use first), EPSS and CVSS; the CLI and the reports use it. risk: KEV (known ransomware use first), then EPSS, then CVSS */
+                /** @description Sort key. cvss: findings without a CVSS score (exposure checks among them) sort below every scored one. severity: severity first (an exposure finding in its own rank), then known exploited (CISA's KEV with ransomware use first, then CISA's KEV or the EU KEV), EPSS and CVSS; the CLI and the reports use it. risk: known exploited as in severity, then EPSS, then CVSS */
                 sort?: "cvss" | "severity" | "risk" | "lastSeen" | "firstSeen";
                 /** @description Sort direction */
                 order?: "asc" | "desc";

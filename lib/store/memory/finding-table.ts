@@ -454,7 +454,7 @@ export class FindingTable {
       }
     }
     return this.cves.add(cveId, Object.freeze({
-      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), eu, euvdId, description, risk: riskValue({ kev, epss, cvss }), sevRisk: severityRiskValue({ severity, kev, epss, cvss }), kevKey, epssKey: json(epss)
+      cveId, severity, cvss, cvssVersion, cvssVector, kev: frozenCopy(kev), epss: frozenCopy(epss), eu, euvdId, description, risk: riskValue({ kev, epss, cvss, kevCatalogues: eu ? ['eu'] : [] }), sevRisk: severityRiskValue({ severity, kev, epss, cvss, kevCatalogues: eu ? ['eu'] : [] }), kevKey, epssKey: json(epss)
     }))
   }
 

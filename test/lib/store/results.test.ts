@@ -233,16 +233,21 @@ test('results store contract', async (t) => {
       t.same(await order({ kev: true }), [], 'no KEV left')
 
       // ENISA's EUVD, once imported: the EU KEV listing and the EUVD id; a lookup without them keeps what findings hold.
-      const eu = new Map([['CVE-2022-0543', { epss: null, euKev: true, euvdId: 'EUVD-2022-1234' }], ['CVE-2024-6387', { epss: null, euKev: false, euvdId: 'EUVD-2024-5678' }]])
+      t.same(await order(), ['CVE-2022-0543', 'CVE-2024-6387', 'CVE-2021-41773'], 'no KEV, no EPSS: by CVSS (10.0, 8.1, 7.5)')
+      const eu = new Map([['CVE-2021-41773', { epss: null, euKev: true, euvdId: 'EUVD-2021-1234' }], ['CVE-2024-6387', { epss: null, euKev: false, euvdId: 'EUVD-2024-5678' }]])
       t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.filter((c) => eu.has(c)).map((c) => [c, eu.get(c)!]))), 2)
-      t.match(await store.getFinding(findingId(a, 6379, redis.cveId)), { kev: null, kevCatalogues: ['eu'], euvdId: 'EUVD-2022-1234' })
+      t.match(await store.getFinding(findingId(a, 80, v2.cveId)), { kev: null, kevCatalogues: ['eu'], euvdId: 'EUVD-2021-1234' })
       t.match(await store.getFinding(findingId(a, 22, ssh.cveId)), { kevCatalogues: [], euvdId: 'EUVD-2024-5678' })
-      t.same(await order({ kev: 'eu' }), ['CVE-2022-0543'], 'kev=eu lists the finding the refresh put on the EU KEV')
-      t.same(await order({ kev: true }), ['CVE-2022-0543'], 'and kev=true, any catalogue')
+      t.same(await order({ kev: 'eu' }), ['CVE-2021-41773'], 'kev=eu lists the finding the refresh put on the EU KEV')
+      t.same(await order({ kev: true }), ['CVE-2021-41773'], 'and kev=true, any catalogue')
+      t.same(await order(), ['CVE-2021-41773', 'CVE-2022-0543', 'CVE-2024-6387'], 'risk: known exploited (the EU KEV) before a higher CVSS')
+      t.same(await order({ order: 'asc' }), ['CVE-2024-6387', 'CVE-2022-0543', 'CVE-2021-41773'], 'and the exact reverse')
+      t.same(await order({ sort: 'severity' }), ['CVE-2022-0543', 'CVE-2021-41773', 'CVE-2024-6387'], 'severity first: critical, then the highs with the EU-listed first')
       t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { epss: null }]))), 0, 'no EUVD data: the findings keep theirs')
       t.equal(await store.refreshExploitContext(async (cves) => new Map(cves.map((c) => [c, { epss: null, euKev: false, euvdId: null }]))), 1, 'off the EU KEV: one change')
-      t.match(await store.getFinding(findingId(a, 6379, redis.cveId)), { kevCatalogues: [], euvdId: 'EUVD-2022-1234' }, 'the id stays when the dump gives none')
+      t.match(await store.getFinding(findingId(a, 80, v2.cveId)), { kevCatalogues: [], euvdId: 'EUVD-2021-1234' }, 'the id stays when the dump gives none')
       t.same(await order({ kev: 'eu' }), [])
+      t.same(await order(), ['CVE-2022-0543', 'CVE-2024-6387', 'CVE-2021-41773'], 'and back to CVSS order')
     })
 
     t.test(`${backend}: sort=severity: severity first (an exposure finding without CVSS in its rank), then KEV, EPSS, CVSS`, async (t) => {
@@ -630,4 +635,29 @@ test('the confidence score migration scores the findings a database already hold
   const written = await old.query<{ text: string }>(`SELECT record::text AS text FROM "${schema}".findings ORDER BY cve_id`)
   t.same(now.rows.map((r) => [r.cve_id, r.confidence_score]), [['CVE-2022-0543', 80], ['CVE-2024-6387', 50]], 'the column from the label')
   t.same(now.rows.map((r) => r.text), written.rows.map((r) => r.text), 'and the record\'s text exactly as the store writes it now')
+})
+
+test('the EU KEV risk migration moves the stored findings only the EU KEV lists into the known-exploited rank', async (t) => {
+  if (!(await backends()).includes('redis')) return t.pass('skipped: PostgreSQL or Redis does not answer')
+  const { store, schema } = await open(t, 'redis')
+  const a = '10.9.0.2'
+  const euOnly = { ...finding(a, 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49'), kev: null, kevCatalogues: ['eu' as const] }
+  const both = { ...finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5'), kevCatalogues: ['cisa' as const, 'eu' as const] }
+  await store.recordHost(write({ address: a, at: T0, services: [HTTP, REDIS, SSH], findings: [euOnly, both, finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
+  const legacy = uniqueSchema('riskeumig')
+  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
+  await old.connect()
+  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
+  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1769100000000_risk_eu_kev.sql').length
+  const { runner } = await import('node-pg-migrate')
+  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  // The rows as the store wrote them before: an EU-only finding in the unlisted rank of both sort columns.
+  const columns = 'id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, confidence_score, kev_eu, record'
+  const old12 = 'CASE WHEN kev_eu AND NOT kev THEN 1000000000000 ELSE 0 END'
+  await old.query(`INSERT INTO findings (${columns}, risk, severity_risk) SELECT ${columns}, risk - ${old12}, severity_risk - ${old12} FROM "${schema}".findings`)
+  const sorted = 'SELECT cve_id, risk::text, severity_risk::text FROM findings ORDER BY cve_id'
+  const written = (await old.query(`SELECT cve_id, risk::text, severity_risk::text FROM "${schema}".findings ORDER BY cve_id`)).rows
+  t.not((await old.query(sorted)).rows[0].risk, written[0].risk, 'the EU-only finding was below before')
+  t.ok((await migrateResults(old, legacy)).includes('1769100000000_risk_eu_kev'))
+  t.same((await old.query(sorted)).rows, written, 'both sort columns exactly as the store writes them now')
 })
