@@ -161,46 +161,59 @@ export function kevFilterPasses (want: KevFilter, catalogues: readonly KevCatalo
 }
 
 export function findingRecord (f: FindingInput): FindingRecord {
-  return {
-    id: f.id,
-    address: f.address,
-    port: f.port,
-    protocol: protocolOf(f),
-    cveId: f.cveId,
-    severity: f.severity,
-    cvss: f.cvss,
-    cvssVersion: f.cvssVersion,
-    cvssVector: f.cvssVector,
-    kev: f.kev,
-    epss: f.epss ?? null,
-    kevCatalogues: kevCataloguesOf(f.kev, f.kevCatalogues?.includes('eu') === true),
-    euvdId: f.euvdId ?? null,
-    description: bounded(f.description),
-    product: f.product,
-    version: f.version,
-    matchedCpe: f.matchedCpe,
-    criterion: f.criterion,
-    reason: f.reason,
-    source: f.source ?? 'nvd',
-    rule: f.rule ?? f.reason,
-    observed: f.observed ?? 'open',
-    distribution: f.distribution ?? null,
-    confidence: f.confidence,
-    confidenceScore: scoreOfFinding(f),
-    confidenceNote: f.confidenceNote,
-    evidence: bounded(f.evidence),
-    requiresPlatform: f.requiresPlatform,
-    ...(f.remediation !== undefined ? { remediation: bounded(f.remediation) } : {}),
-    ...(f.package !== undefined ? { package: packageEvidence(f.package) } : {}),
-    status: f.status,
-    firstSeen: f.firstSeen,
-    lastSeen: f.lastSeen,
-    lastScanId: f.lastScanId,
-    fixedAt: f.fixedAt,
-    comment: f.comment,
-    decidedBy: f.decidedBy,
-    decidedAt: f.decidedAt
-  }
+  return buildFinding(f, f.address, f.cveId, f.requiresPlatform, f)
+}
+
+/** What a finding's record keeps across scans, beside what its newest observation describes. */
+type FindingState = Pick<FindingRecord, 'id' | 'status' | 'firstSeen' | 'lastSeen' | 'lastScanId' | 'fixedAt' | 'comment' | 'decidedBy' | 'decidedAt'>
+
+/**
+ * A finding record from what describes it (`d`: an observation, or a stored record) and its state, field by field
+ * in the one order (no spread: a host write builds twenty of these, and spreads were most of its merging time).
+ */
+function buildFinding (d: Omit<FindingInput, keyof FindingState>, address: string, cveId: string, requiresPlatform: string[], s: FindingState): FindingRecord {
+  const out = {
+    id: s.id,
+    address,
+    port: d.port,
+    protocol: protocolOf(d),
+    cveId,
+    severity: d.severity,
+    cvss: d.cvss,
+    cvssVersion: d.cvssVersion,
+    cvssVector: d.cvssVector,
+    kev: d.kev,
+    epss: d.epss ?? null,
+    kevCatalogues: kevCataloguesOf(d.kev, d.kevCatalogues?.includes('eu') === true),
+    euvdId: d.euvdId ?? null,
+    description: bounded(d.description),
+    product: d.product,
+    version: d.version,
+    matchedCpe: d.matchedCpe,
+    criterion: d.criterion,
+    reason: d.reason,
+    source: d.source ?? 'nvd',
+    rule: d.rule ?? d.reason,
+    observed: d.observed ?? 'open',
+    distribution: d.distribution ?? null,
+    confidence: d.confidence,
+    confidenceScore: scoreOfFinding(d),
+    confidenceNote: d.confidenceNote,
+    evidence: bounded(d.evidence),
+    requiresPlatform
+  } as FindingRecord
+  // The optional fields in their place, before the state (the JSON text of a state must not change).
+  if (d.remediation !== undefined) out.remediation = bounded(d.remediation)
+  if (d.package !== undefined) out.package = packageEvidence(d.package)
+  out.status = s.status
+  out.firstSeen = s.firstSeen
+  out.lastSeen = s.lastSeen
+  out.lastScanId = s.lastScanId
+  out.fixedAt = s.fixedAt
+  out.comment = s.comment
+  out.decidedBy = s.decidedBy
+  out.decidedAt = s.decidedAt
+  return out
 }
 
 const MAX_BINARIES = 500
@@ -244,6 +257,7 @@ export interface MergeResult {
 export function mergeHostWrite (existing: HostRecord | null, current: FindingRecord[], write: HostScanWrite, addressOverride?: string): MergeResult {
   const address = addressOverride ?? write.host.address
   const at = write.at
+  const atMs = Date.parse(at)
 
   const byId = new Map(current.map((f) => [f.id, findingRecord(f)]))
   const counts = { newFindings: 0, fixed: 0, reopened: 0 }
@@ -254,19 +268,16 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
     seen.add(id)
     const prev = byId.get(id)
     if (prev === undefined) {
-      byId.set(id, findingRecord({
-        ...fromNew(nf, address), id, status: nf.observed, firstSeen: at, lastSeen: at, lastScanId: write.scanId,
-        fixedAt: null, comment: null, decidedBy: null, decidedAt: null
+      byId.set(id, buildFinding(nf, address, nf.cveId.toUpperCase(), [...nf.requiresPlatform], {
+        id, status: nf.observed, firstSeen: at, lastSeen: at, lastScanId: write.scanId, fixedAt: null, comment: null, decidedBy: null, decidedAt: null
       }))
       if (nf.observed === 'open') counts.newFindings++
       continue
     }
-    const later = Date.parse(at) >= Date.parse(prev.lastSeen)
-    const status = seenAgainStatus(prev.status, prev.fixedAt === null ? null : Date.parse(prev.fixedAt), later, nf.observed, Date.parse(at))
+    const later = atMs >= Date.parse(prev.lastSeen)
+    const status = seenAgainStatus(prev.status, prev.fixedAt === null ? null : Date.parse(prev.fixedAt), later, nf.observed, atMs)
     if (status === 'reopened' && prev.status === 'fixed') counts.reopened++
-    byId.set(id, findingRecord({
-      // The newest observation describes the finding (NVD data may have changed since).
-      ...(later ? fromNew(nf, address) : prev),
+    const state: FindingState = {
       id,
       status,
       firstSeen: minIso(prev.firstSeen, at),
@@ -276,7 +287,11 @@ export function mergeHostWrite (existing: HostRecord | null, current: FindingRec
       comment: prev.comment,
       decidedBy: prev.decidedBy,
       decidedAt: prev.decidedAt
-    }))
+    }
+    // The newest observation describes the finding (NVD data may have changed since).
+    byId.set(id, later
+      ? buildFinding(nf, address, nf.cveId.toUpperCase(), [...nf.requiresPlatform], state)
+      : buildFinding(prev, prev.address, prev.cveId, prev.requiresPlatform, state))
   }
 
   const settles = settlesOf(write)
