@@ -4,8 +4,9 @@
 // than bench/results-scale.ts, which measures every route as well; use it to compare write-path changes
 // (interleave runs: the machine's load moves more than most changes do). Beside the rate it prints the CPU a host
 // write cost, this process's (`process.cpuUsage`) and PostgreSQL's (user + system from /proc of the server processes
-// serving this run: client backends of the bench's database named `vulnscan` that started during the run, so run it
-// where nothing else connects to that database under that name; psql finds them). CPU per host moves less with the load than hosts/s.
+// serving this run: client backends of the bench's database named `vulnscan` that started during the run, found with
+// psql, so run it where nothing else connects to that database under that name). CPU a host moves less with the load
+// than hosts/s do.
 //   npx tsx bench/results-writes.ts [--hosts 4000] [--rescan 2000] [--batch 100] [--writers 2] [--runs 1]
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
