@@ -26,6 +26,18 @@ async function dump (db: Client, schema: string): Promise<Record<string, unknown
   return out
 }
 
+/** A schema of its own migrated up to just before `migration` (a file of MIGRATIONS_DIR), on a client the test owns. */
+async function schemaBefore (t: { teardown(fn: () => unknown): void }, name: string, migration: string): Promise<{ old: Client, legacy: string }> {
+  const legacy = uniqueSchema(name)
+  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
+  await old.connect()
+  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
+  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < migration).length
+  const { runner } = await import('node-pg-migrate')
+  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  return { old, legacy }
+}
+
 const T0 = Date.parse('2026-01-01T00:00:00.000Z')
 const H = 3600_000
 const iso = (ms: number): string => new Date(ms).toISOString()
@@ -596,13 +608,7 @@ test('the host counts migration counts the hosts a database already holds', asyn
   // The hosts as the store leaves them, copied into a schema migrated up to just before host_counts.
   const { store, db, schema } = await open(t, 'redis')
   await hostHistory(store)
-  const legacy = uniqueSchema('hostcountsmig')
-  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
-  await old.connect()
-  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
-  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1767571200000_host_counts.sql').length
-  const { runner } = await import('node-pg-migrate')
-  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  const { old, legacy } = await schemaBefore(t, 'hostcountsmig', '1767571200000_host_counts.sql')
   const columns = 'address, addr_key, last_seen_ms, findings_count, severity_score, search, ports, services, products, tags, record'
   const copied = await old.query(`INSERT INTO hosts (${columns}) SELECT ${columns} FROM "${schema}".hosts`)
   t.ok((copied.rowCount ?? 0) > 10)
@@ -619,13 +625,7 @@ test('the confidence score migration scores the findings a database already hold
     address: a, at: T0, services: [SSH, REDIS],
     findings: [finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1', 'medium'), finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5', 'high')]
   }))
-  const legacy = uniqueSchema('confscoremig')
-  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
-  await old.connect()
-  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
-  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1768500000000_finding_confidence_score.sql').length
-  const { runner } = await import('node-pg-migrate')
-  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  const { old, legacy } = await schemaBefore(t, 'confscoremig', '1768500000000_finding_confidence_score.sql')
   // The rows as the store wrote them before the score: without the column, and without the field in the record.
   const columns = 'id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, risk'
   await old.query(`INSERT INTO findings (${columns}, record) SELECT ${columns}, regexp_replace(record::text, '"confidenceScore":[0-9]+,', '')::json FROM "${schema}".findings`)
@@ -644,13 +644,7 @@ test('the EU KEV risk migration moves the stored findings only the EU KEV lists 
   const euOnly = { ...finding(a, 80, 'CVE-2021-41773', 'Apache httpd', '2.4.49'), kev: null, kevCatalogues: ['eu' as const] }
   const both = { ...finding(a, 6379, 'CVE-2022-0543', 'Redis', '6.0.5'), kevCatalogues: ['cisa' as const, 'eu' as const] }
   await store.recordHost(write({ address: a, at: T0, services: [HTTP, REDIS, SSH], findings: [euOnly, both, finding(a, 22, 'CVE-2024-6387', 'OpenSSH', '9.2p1')] }))
-  const legacy = uniqueSchema('riskeumig')
-  const old = new Client({ connectionString: DATABASE_TEST_URL, options: `-c search_path=${legacy}` })
-  await old.connect()
-  t.teardown(async () => { await old.end(); await dropSchema(legacy) })
-  const before = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '1769100000000_risk_eu_kev.sql').length
-  const { runner } = await import('node-pg-migrate')
-  await runner({ dbClient: old, schema: legacy, createSchema: true, migrationsTable: 'pgmigrations', dir: MIGRATIONS_DIR, direction: 'up', count: before, checkOrder: true, advisoryLockMode: 'wait', log: () => {} })
+  const { old, legacy } = await schemaBefore(t, 'riskeumig', '1769100000000_risk_eu_kev.sql')
   // The rows as the store wrote them before: an EU-only finding in the unlisted rank of both sort columns.
   const columns = 'id, address, cve_id, severity, cvss, cvss_sort, epss, kev, status, confidence, first_seen_ms, last_seen_ms, confidence_score, kev_eu, record'
   const old12 = 'CASE WHEN kev_eu AND NOT kev THEN 1000000000000 ELSE 0 END'
